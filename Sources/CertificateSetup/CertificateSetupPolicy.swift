@@ -41,7 +41,7 @@ public enum CertificateSetupPolicy {
                 : .notStarted
             return SetupStage(
                 step: .create,
-                meaning: "You agreed. The next step makes the local certificate authority; its private key stays in the data folder and never leaves this machine.",
+                meaning: "You agreed. The next step makes the local certificate authority; its private key \(SetupText.keyStays(in: "the data folder")).",
                 nextStep: "Create the certificate.",
                 nextCommand: "tv ca create",
                 state: state, notice: nil, canGenerate: true)

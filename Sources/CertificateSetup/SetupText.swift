@@ -4,10 +4,18 @@ public enum SetupText {
     /// Step 0, said before anything is made.
     public static let tradeOff: [String] = [
         "Inspection lets tv read your own encrypted (TLS/HTTPS) traffic on this machine, so you can see what your programs really send and receive.",
-        "To do that, tv makes its own certificate authority here. Its private key stays in tv's data folder and never leaves this machine. You then tell this machine (or a browser) to trust it: whatever trusts it accepts the certificates tv makes, so trust it only where you want inspection.",
+        "To do that, tv makes its own certificate authority here. Its private key \(keyStays(in: "tv's data folder")). You then tell this machine (or a browser) to trust it: whatever trusts it accepts the certificates tv makes, so trust it only where you want inspection.",
         "Programs that pin their certificates will refuse tv's; tv remembers them and passes their traffic through untouched. They stay private — that is expected, not a fault.",
         "This reads your own traffic only. Nothing is uploaded, there is no account, and you can turn inspection off any time (`tv inspect off`) or remove the certificate entirely (`tv ca remove`).",
     ]
+
+    /// Where the root's private key stays, as a clause after "its private key": precise about
+    /// the one way it leaves (the consent texts said it "never leaves this machine", though
+    /// `tv ca export --p12-with-key` writes it on request: a trial).
+    /// - Parameter folder: the folder as the sentence names it ("tv's data folder", or a path).
+    public static func keyStays(in folder: String) -> String {
+        "stays in \(folder), readable only by you: tv never sends it anywhere, and it leaves that folder only in a file you ask for by name (`tv ca export --p12-with-key --yes`)"
+    }
 
     /// What becomes visible with inspection on (said at the ready stage, when turning it on, and by
     /// `tv inspect status`): what a flow row holds (`FlowRecord`), and whether the decrypted

@@ -33,6 +33,7 @@ public enum FindingWords {
         case .nssNotTrustedForTLS: return "nssNotTrustedForTLS"
         case .nssTrusted: return "nssTrusted"
         case .nssAbsent: return "nssAbsent"
+        case .nssNoDatabase: return "nssNoDatabase"
         case .verifyFailed: return "verifyFailed"
         case .unreadable: return "unreadable"
         }
@@ -50,6 +51,9 @@ public enum FindingWords {
         case let .nssNotTrustedForTLS(nickname, trust): return "stored as '\(nickname)' with trust flags '\(trust)', whose SSL field lacks C"
         case .nssTrusted(let nickname): return "stored as '\(nickname)' with C (trusted to identify websites)"
         case .nssAbsent: return "no entry in the database is the root"
+        case .nssNoDatabase(let folderExists):
+            return folderExists ? "there is no NSS database in the folder yet; `tv ca trust --apply` makes one"
+                                : "the folder does not exist yet; `tv ca trust --apply` makes it and an NSS database in it"
         case let .verifyFailed(code, text): return "OpenSSL error \(code): \(text)"
         case .unreadable(let why): return why
         }

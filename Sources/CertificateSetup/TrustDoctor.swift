@@ -103,8 +103,10 @@ public enum TrustDoctor {
     public static func rows(_ places: [TrustPlaceFacts], root: RootDescription, system: TrustAnswer,
                             distribution: LinuxDistribution?, systemBundles: Set<String> = []) -> [TrustDoctorRow] {
         let rootWord = ShellWord.quote(root.path)
+        // Shell commands only: not a step with a remark, nor the guide's closing `tv pinned forget`
+        // (said once, after the rows: `TrustDoctorPresentation`).
         let systemFix = TrustGuides.install(TrustTarget.forStore(.system, distribution: distribution), root: root).steps
-            .filter { !$0.contains("   (") }.joined(separator: " && ")
+            .filter { !$0.contains("   (") && $0 != TrustGuides.forgetLacksRootStep }.joined(separator: " && ")
         /// The fix for a bundle a variable names: the system store's steps for the system's own bundle.
         func append(_ named: NamedBundle) -> String {
             systemBundles.contains(named.path) ? systemFix : "cat \(rootWord) >> \(ShellWord.quote(named.path))"

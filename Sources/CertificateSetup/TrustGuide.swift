@@ -130,9 +130,22 @@ public enum TrustGuides {
         }
     }
 
-    /// The steps that install the root in `target` and trust it for TLS servers, in order.
+    /// The last step of every install guide: a program that reached tv before it trusted the root
+    /// was remembered as lacking it (`PinKind.lacksRoot`) and is passed through untouched until
+    /// forgotten (a trial's Python client still got the real certificate after following
+    /// `tv ca trust --platform python`). tv cannot tell which remembered clients are the
+    /// program's, so the step forgets them all (`LacksRootMemory`).
+    public static let forgetLacksRootStep = "Then `tv pinned forget --lacks-root`: a program that connected through tv before it trusted the root was remembered as lacking it, and its connections pass through untouched until then."
+
+    /// The steps that install the root in `target` and trust it for TLS servers, in order, ending
+    /// with `forgetLacksRootStep`.
     /// - Parameter audience: the command printing them (its option is named in notes).
     public static func install(_ target: TrustTarget, root: RootDescription, for audience: Audience = .caTrust) -> TrustGuide {
+        let guide = installSteps(target, root: root, for: audience)
+        return TrustGuide(title: guide.title, steps: guide.steps + [forgetLacksRootStep], note: guide.note)
+    }
+
+    private static func installSteps(_ target: TrustTarget, root: RootDescription, for audience: Audience) -> TrustGuide {
         let pem = ShellWord.quote(root.path)
         let nick = ShellWord.quote(root.commonName)
         switch target {
@@ -155,7 +168,7 @@ public enum TrustGuides {
             return TrustGuide(title: dir == nil ? "NSS (Chromium; Firefox per profile)" : "NSS database \(dir!)", steps: [
                 "certutil -A -d \(db) -n \(nick) -t C,, -a -i \(pem)   (installs it AND trusts it to identify websites)",
                 "Firefox instead: Settings → Privacy & Security → Certificates → View Certificates → Authorities → Import → tick \"Trust this CA to identify websites\".",
-            ], note: "The trust flag C is the separate, deliberate step: stored with ',,' the root is known but not trusted. Restart the browser afterwards.")
+            ], note: "The trust flag C is the separate, deliberate step: stored with ',,' the root is known but not trusted. A folder with no database yet (no cert9.db; Chromium makes \(chromiumNSS) on its first start) needs one first: `mkdir -p -m 700 \(dir.map(ShellWord.quote) ?? "\"\(chromiumNSS)\"") && certutil -N -d \(db) --empty-password` (`tv ca trust --trust-store nss:DIR --apply` does it). Restart the browser afterwards.")
         case .macos:
             return TrustGuide(title: "macOS", steps: [
                 "sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(pem)",

@@ -7,6 +7,9 @@ public enum CAError: UserFacingError, Equatable {
     /// `tv ca import` found a working CA already (remaking would not import anything: the way is
     /// to remove it first).
     case alreadyExistsForImport(directory: String)
+    /// Another tv made a CA in the folder while this one was making its own: that one is complete
+    /// and in use, and this one wrote nothing.
+    case madeAtTheSameMoment(directory: String)
     /// The CA folder holds something that cannot be read or trusted: nothing is generated over it.
     case inDoubt(CADoubt)
     /// No CA exists yet.
@@ -44,6 +47,8 @@ public enum CAError: UserFacingError, Equatable {
             return "A CA already exists in \(dir); remaking it is a separate action (`tv ca remake`), because every device that trusts the current root would stop trusting tv."
         case .alreadyExistsForImport(let dir):
             return "A CA already exists in \(dir); to import another, remove this one first (`tv ca remove`: every device that trusts its root stops trusting tv), then import again."
+        case .madeAtTheSameMoment(let dir):
+            return "Another tv made the CA in \(dir) at the same moment, and it is ready (`tv ca status` shows it); this command made none of its own."
         case .inDoubt(let doubt):
             return doubt.message
         case .absent(let dir):
@@ -154,6 +159,10 @@ public struct CADoubt: Sendable, Equatable {
             return "move \(doubtPath) aside"
         }
         let directory = String(doubtPath[..<slash])
+        // The leaf key carries no trust: never the root's files for it (`LeafKeyRemade`).
+        if doubtPath[doubtPath.index(after: slash)...] == "leaf-key.pem" {
+            return "move leaf-key.pem aside and keep root.pem and root-key.pem (tv makes a new leaf key; it carries no trust)"
+        }
         return "delete root.pem, root-key.pem and leaf-key.pem from \(directory) and keep profile-identity.json"
     }
 }

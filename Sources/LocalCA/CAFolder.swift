@@ -15,10 +15,15 @@ public enum CAState: Sendable {
 ///
 /// - `root.pem`: the root certificate (public, 0644).
 /// - `root-key.pem`: the root's private key, PKCS#8 PEM, 0600.
-/// - `leaf-key.pem`: the key every minted leaf of its type carries, PKCS#8 PEM, 0600 (a client
-///   that cannot use that type gets a leaf with a key of the other algorithm, made in memory per
-///   session: `CertificateAuthority.leafKey(_:)`).
+/// - `leaf-key.pem`: the key every minted leaf of its type carries, PKCS#8 PEM, 0600. It carries
+///   no trust, so one missing or unusable is made again (`LeafKeyRemade`), never a doubt. A client
+///   that cannot use its type gets a leaf with a key of the other algorithm (RSA 2048 beside an
+///   ECDSA key, ECDSA P-256 beside an RSA key: `LeafKeyPlan`), made in memory per process and
+///   never written (`CertificateAuthority.leafKey(_:)`).
 /// - `profile-identity.json`: the `.mobileconfig` identity, kept across remakes (0644).
+///
+/// Every file must be the user's (`FileTrust.owner`: the effective user's, so root's for
+/// `sudo tv`), as the folder must (`TVHome.checkTrust`).
 public struct CAFolder: Sendable {
     public let directory: String
 
@@ -31,19 +36,28 @@ public struct CAFolder: Sendable {
     public var identityPath: String { directory + "/profile-identity.json" }
 
     /// Reads the folder. Never answers "absent" for something it cannot read: a folder where a
-    /// file should be, a file that cannot be read or parsed, a key that does not match its
-    /// certificate, or some CA files without the others are all `.doubt`.
-    public func load() -> CAState {
+    /// file should be, a root file that cannot be read, parsed or trusted (another user's, a key
+    /// others can read), a key that does not match its certificate, or some CA files without the
+    /// others are all `.doubt`. The leaf key is the exception: one missing or unusable is made
+    /// again when `remakingLeafKey` (saved, and said once through `CertificateAuthority.leafKeyRemade`);
+    /// without it a key made in memory stands in, and nothing is written or said (for a command
+    /// that only needs the root, or is about to replace the CA).
+    ///
+    /// The folder itself is tightened to 0700 when group or others may read or enter it
+    /// (`FileModes.tightenFolder`), as the data folder is; one they may write into is refused
+    /// before this (`TVHome.checkTrust`).
+    public func load(remakingLeafKey: Bool = true) -> CAState {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) else { return .absent }
         guard isDir.boolValue else { return .doubt(CADoubt(path: directory, problem: "is a file, not the CA folder")) }
         guard access(directory, R_OK | X_OK) == 0 else {
             return .doubt(CADoubt(path: directory, problem: "cannot be read (\(String(cString: strerror(errno))))"))
         }
+        FileModes.tightenFolder(directory, to: 0o700)
         let files = [rootPath, rootKeyPath, leafKeyPath]
         let present = files.filter { entryExists($0) }
         if present.isEmpty { return .absent }
-        if let missing = files.first(where: { !entryExists($0) }) {
+        if let missing = [rootPath, rootKeyPath].first(where: { !entryExists($0) }) {
             // Named, links with where they lead: a dangling link planted at a key path read only
             // "root.pem is missing while other CA files are there" (a trial).
             let there = present.map { path -> String in
@@ -56,22 +70,26 @@ public struct CAFolder: Sendable {
         do {
             let root = try Certificate.fromPEM(try readFile(rootPath))
             let rootKey = try readKey(rootKeyPath)
-            let leafKey = try readKey(leafKeyPath)
             guard root.matches(rootKey) else {
                 return .doubt(CADoubt(path: rootKeyPath, problem: "is not the key of \(rootPath)"))
             }
             guard root.isCA else {
                 return .doubt(CADoubt(path: rootPath, problem: "is not a CA certificate (basicConstraints CA:TRUE is missing)"))
             }
-            // A key others could read may have been copied: whoever holds the root's key makes
-            // certificates every device that trusts the root accepts (a trial's 0644 key was used
-            // without a word, though a 0644 client certificate is refused).
-            for path in [rootKeyPath, leafKeyPath] {
-                if case .found(let facts) = FileFacts.lstat(path), let problem = Self.exposure(path, facts) {
-                    return .doubt(CADoubt(path: path, problem: problem))
-                }
+            // Another user's root file could have been replaced by them (a trial's root key given
+            // to nobody was used, while a ca/ folder of nobody's was refused); a key others could
+            // read may have been copied: whoever holds the root's key makes certificates every
+            // device that trusts the root accepts (a trial's 0644 key was used without a word).
+            if case .found(let facts) = FileFacts.stat(rootPath), let problem = FileTrust.owner(facts, you: .current) {
+                return .doubt(CADoubt(path: rootPath, problem: problem.caClause))
             }
-            return .present(CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey))
+            if case .found(let facts) = FileFacts.lstat(rootKeyPath), let problem = Self.exposure(rootKeyPath, facts) {
+                return .doubt(CADoubt(path: rootKeyPath, problem: problem))
+            }
+            guard let leaf = leafKeyOrRemade(remaking: remakingLeafKey) else {
+                return .doubt(CADoubt(path: leafKeyPath, problem: "is missing or unusable, and OpenSSL could not make a new leaf key"))
+            }
+            return .present(CertificateAuthority(root: root, rootKey: rootKey, leafKey: leaf.0, leafKeyRemade: leaf.1))
         } catch let doubt as DoubtThrow {
             return .doubt(doubt.doubt)
         } catch {
@@ -85,7 +103,8 @@ public struct CAFolder: Sendable {
     ///   - rootKeyType: the root's key type (default ECDSA P-256).
     ///   - leafKeyType: the shared leaf key's type (default ECDSA P-256).
     ///   - now: seconds since 1970-01-01 UTC.
-    /// - Throws: `CAError.alreadyExists`, `CAError.inDoubt`, `TVHomeError`, `FileWriteError`, `OpenSSLError`.
+    /// - Throws: `CAError.alreadyExists`, `CAError.inDoubt`, `CAError.madeAtTheSameMoment` (another
+    ///   tv made one while this one did), `TVHomeError`, `FileWriteError`, `OpenSSLError`.
     @discardableResult
     public func create(rootKeyType: KeyType = .ecdsaP256, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
         try refuseUnlessAbsent()
@@ -168,23 +187,6 @@ public struct CAFolder: Sendable {
         }
     }
 
-    private func refuseUnlessAbsent(importing: Bool = false) throws {
-        switch load() {
-        case .absent: return
-        case .present: throw importing ? CAError.alreadyExistsForImport(directory: directory) : CAError.alreadyExists(directory: directory)
-        case .doubt(let doubt): throw CAError.inDoubt(doubt)
-        }
-    }
-
-    private func write(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey) throws {
-        try FileModes.makeDirectory(PathText.folder(of: directory), mode: 0o700)
-        try FileModes.makeDirectory(directory, mode: 0o700)
-        try FileModes.writeAtomically(try rootKey.pkcs8PEM(), to: rootKeyPath, mode: 0o600, exclusive: true)
-        try FileModes.writeAtomically(try leafKey.pkcs8PEM(), to: leafKeyPath, mode: 0o600, exclusive: true)
-        try FileModes.writeAtomically(root.pem, to: rootPath, mode: 0o644, exclusive: true)
-        _ = try ProfileIdentity.loadOrCreate(path: identityPath)
-    }
-
     /// Why a CA key tv cannot sign with is refused, as a clause (a trial's Ed25519 CA failed
     /// later as "OpenSSL failed while signing … invalid digest").
     static func unsignableKey(_ key: PrivateKey) -> String {
@@ -196,24 +198,29 @@ public struct CAFolder: Sendable {
         "its key is \(key.typeDescription), too weak for today's clients (OpenSSL's default security level refuses every certificate under it: \"CA certificate key too weak\"); use a CA with an RSA key of at least 2048 bits or an ECDSA P-256 or P-384 key"
     }
 
-    /// Why a private key file with `facts` at `path` may have been read by others, as a clause
-    /// with the repair; nil when only its owner may read or write it.
-    static func exposure(_ path: String, _ facts: FileFacts) -> String? {
-        // A link's own mode is 0777 and chmod changes its target's: the repair is the file itself
-        // in place of the link (a trial's chmod changed nothing).
-        if facts.kind == .symbolicLink {
+    /// Why the root key file with `facts` at `path` cannot be trusted (`FileTrust.secretFile`:
+    /// a link, not a file, another user's, or one others may read or write), as a clause with the
+    /// repair; nil when it is `you`'s alone.
+    static func exposure(_ path: String, _ facts: FileFacts, you: FileOwner = .current) -> String? {
+        guard let problem = FileTrust.secretFile(facts, you: you) else { return nil }
+        switch problem {
+        case .symbolicLink:
+            // A link's own mode is 0777 and chmod changes its target's: the repair is the file
+            // itself in place of the link (a trial's chmod changed nothing).
             return "is a symbolic link, and tv keeps its keys as files of its own (0600); put the key file itself there (`cp --remove-destination \"$(readlink -f \(path))\" \(path)`, then `chmod 600 \(path)`)"
+        case .openToOthers(let mode), .writableByOthers(let mode):
+            return "can be read or written by other users (mode \(FileTrust.octal(mode))); if nobody else could have copied it, `chmod 600 \(path)`"
+        case .ownedBy, .notRegularFile:
+            return problem.caClause
         }
-        guard facts.mode & 0o077 != 0 else { return nil }
-        return "can be read or written by other users (mode \(FileTrust.octal(facts.mode))); if nobody else could have copied it, `chmod 600 \(path)`"
     }
 
-    private func entryExists(_ path: String) -> Bool {
+    func entryExists(_ path: String) -> Bool {
         var st = stat()
         return lstat(path, &st) == 0
     }
 
-    private struct DoubtThrow: Error { let doubt: CADoubt }
+    struct DoubtThrow: Error { let doubt: CADoubt }
 
     private func readFile(_ path: String) throws -> [UInt8] {
         var isDir: ObjCBool = false
@@ -239,7 +246,7 @@ public struct CAFolder: Sendable {
         return out
     }
 
-    private func readKey(_ path: String) throws -> PrivateKey {
+    func readKey(_ path: String) throws -> PrivateKey {
         let bytes = try readFile(path)
         do { return try PrivateKey.fromPEM(bytes) } catch {
             throw DoubtThrow(doubt: CADoubt(path: path, problem: "cannot be parsed as a PEM private key"))

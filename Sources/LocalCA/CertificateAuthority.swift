@@ -16,11 +16,15 @@ public final class CertificateAuthority: Sendable {
     /// Leaf keys of other types (the other algorithm, for clients that cannot use `leafKey`),
     /// made in memory the first time one is asked for and kept for the process's life.
     private let otherLeafKeys = Mutex<[KeyType: PrivateKey]>([:])
+    /// What the load that read this CA did to `leaf-key.pem` (made a new one in place of one
+    /// missing or unusable), for the command that loaded it to say once; nil when nothing.
+    public let leafKeyRemade: LeafKeyRemade?
 
-    init(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey) {
+    init(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey, leafKeyRemade: LeafKeyRemade? = nil) {
         self.root = root
         self.rootKey = rootKey
         self.leafKey = leafKey
+        self.leafKeyRemade = leafKeyRemade
         leafKeyType = leafKey.type ?? (leafKey.isRSA ? .rsa2048 : .ecdsaP256)
     }
 

@@ -20,8 +20,15 @@ extension CertificateAuthority {
         guard let key = try? PrivateKey.fromPEM(bytes) else {
             throw refuse("it holds no unencrypted PEM private key; give one file with the CA's certificate and its private key (`cat ca.key ca.crt > ca.pem`, 0600)")
         }
-        if case .found(let facts) = FileFacts.stat(path), facts.mode & 0o077 != 0 {
-            throw refuse("it holds the CA's private key and other users can read or write it (mode \(FileTrust.octal(facts.mode))); `chmod 600 \(path)` first")
+        // The owner rule of the CA folder's own files (`FileTrust.owner`): another user's file
+        // could have been replaced by them (a trial's file given to nobody was used).
+        if case .found(let facts) = FileFacts.stat(path) {
+            if let problem = FileTrust.owner(facts, you: .current) {
+                throw refuse("it holds the CA's private key and \(problem.caClause); use a file of your own")
+            }
+            if facts.mode & 0o077 != 0 {
+                throw refuse("it holds the CA's private key and other users can read or write it (mode \(FileTrust.octal(facts.mode))); `chmod 600 \(path)` first")
+            }
         }
         guard root.isCA else { throw refuse("its certificate is not a CA (basicConstraints CA:TRUE is missing)") }
         guard let usage = root.keyUsage else {

@@ -58,7 +58,8 @@ public enum CARemake {
                               leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> Outcome {
         let folder = CAFolder(home: home)
         let old: CertificateAuthority
-        switch folder.load() {
+        // Its leaf key is replaced with the rest: none is made for it first.
+        switch folder.load(remakingLeafKey: false) {
         case .present(let ca): old = ca
         case .absent: throw CAError.absent(directory: folder.directory)
         case .doubt(let doubt): throw CAError.inDoubt(doubt)

@@ -39,7 +39,7 @@ public enum CARemoval {
     public static func remove(home: TVHome, settings: SettingsStore,
                               beforeDeleting: (Certificate?) throws -> Void = { _ in }) throws -> Outcome {
         let folder = CAFolder(home: home)
-        let state = folder.load()
+        let state = folder.load(remakingLeafKey: false)
         let inspectionOff: InspectionOffOutcome
         do { inspectionOff = try settings.turnInspectionOff() } catch let error as SettingsError {
             throw Failure.inspectionNotSaved(error)

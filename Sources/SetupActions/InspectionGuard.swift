@@ -29,15 +29,17 @@ public enum InspectionGuard {
         let store = try savedStore(record, settings: settings)
         let snapshot = SetupSnapshot.read(home: home, store: store, inspectionEnabled: record[SettingKeys.inspectionEnabled],
                                           environment: environment, now: now)
+        // A leaf key made on this read is said first, once (`LeafKeyRemade`).
+        let remade = snapshot.leafKeyNotice.map { [$0] } ?? []
         switch CertificateSetupPolicy.inspectionAction(snapshot.facts) {
         case .leaveAsIs:
-            return Report(record: record, store: store, snapshot: snapshot, notices: [], saveProblem: nil)
+            return Report(record: record, store: store, snapshot: snapshot, notices: remade, saveProblem: nil)
         case .keepWithWarning(let sentence):
-            return Report(record: record, store: store, snapshot: snapshot, notices: [sentence], saveProblem: nil)
+            return Report(record: record, store: store, snapshot: snapshot, notices: remade + [sentence], saveProblem: nil)
         case .turnOff(let reason):
             do {
                 let outcome = try settings.turnInspectionOff()
-                var notices = [reason.savedSentence]
+                var notices = remade + [reason.savedSentence]
                 if case .rewroteUnreadable = outcome { notices.append(outcome.sentence(settingsPath: settings.file.path)) }
                 else if let more = outcome.delivery.sentence { notices.append(more) }
                 let after = (try? settings.read()) ?? record.setting(SettingKeys.inspectionEnabled, to: false)
@@ -45,7 +47,7 @@ public enum InspectionGuard {
                               notices: notices, saveProblem: nil)
             } catch let error as SettingsError {
                 return Report(record: record, store: store, snapshot: snapshot,
-                              notices: [reason.unsavedSentence(error.message)], saveProblem: error)
+                              notices: remade + [reason.unsavedSentence(error.message)], saveProblem: error)
             }
         }
     }

@@ -51,6 +51,10 @@ public struct SetupSnapshot: Sendable {
         if case .present(let ca) = caState { return ca }
         return nil
     }
+
+    /// The sentence saying that reading the CA made a new leaf key (`LeafKeyRemade`), for the
+    /// command to say once; nil when it did not.
+    public var leafKeyNotice: String? { authority?.leafKeyRemade?.sentence }
 }
 
 extension RootDescription {

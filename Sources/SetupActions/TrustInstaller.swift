@@ -23,8 +23,9 @@ public enum TrustInstaller {
         case bundleRemove(path: String)
         case folderAdd(directory: String, fileName: String)
         case folderRemove(directory: String)
-        /// Make an empty NSS database in a folder that has none (before `nssAdd`).
-        case nssCreate(directory: String)
+        /// Make an empty NSS database in a folder that has none (before `nssAdd`), making the
+        /// folder first (0700) when it does not exist (`makesFolder`).
+        case nssCreate(directory: String, makesFolder: Bool)
         case nssAdd(directory: String, nickname: String)
         case nssRemove(directory: String)
         /// Tell the system store's hooks (`TrustGuides.debianHooks`: Java's cacerts from
@@ -44,7 +45,10 @@ public enum TrustInstaller {
             case .bundleRemove(let path): return "rewrite \(path) without the root"
             case let .folderAdd(dir, name): return "write \(dir)/\(name) and link its hash name to it (any other file holding the root removed)"
             case .folderRemove(let dir): return "delete the root's files and hash links from \(dir)"
-            case .nssCreate(let dir): return "create an empty NSS database in \(dir), which has none (certutil -N --empty-password)"
+            case let .nssCreate(dir, makesFolder):
+                return makesFolder
+                    ? "make the folder \(dir) (0700, as Chromium would on its first start) and an empty NSS database in it (certutil -N --empty-password)"
+                    : "create an empty NSS database in \(dir), which has none (certutil -N --empty-password)"
             case let .nssAdd(dir, nickname): return "add the root to the NSS database \(dir) as '\(nickname)' trusted for websites (C,,)"
             case .nssRemove(let dir): return "delete the root from the NSS database \(dir)"
             case .tellHooksRemoved(let pem):
@@ -127,9 +131,11 @@ public enum TrustInstaller {
     }
 
     /// The actions that install and trust the root for `target`, or nil when tv cannot do them here.
-    /// - Parameter lacksNSSDatabase: whether an NSS folder has no database yet (one is made first).
+    /// - Parameter nssDatabase: the state of an NSS folder (`NSSDatabase.state`): one with no
+    ///   database gets one first, and a folder that does not exist is made first (Chromium's
+    ///   `~/.pki/nssdb` often is not there yet).
     public static func installActions(_ target: TrustTarget, root: RootDescription,
-                                      lacksNSSDatabase: (String) -> Bool = StoreEditor.lacksNSSDatabase) -> [Action]? {
+                                      nssDatabase: (String) -> NSSDatabase = NSSDatabase.state) -> [Action]? {
         switch target {
         case .debian:
             return [.copy(from: root.path, to: "/usr/local/share/ca-certificates/" + root.debianFileName),
@@ -140,7 +146,13 @@ public enum TrustInstaller {
         case .arch:
             return [.run(program: "trust", arguments: ["anchor", "--store", root.path])]
         case .nss(let dir?):
-            return (lacksNSSDatabase(dir) ? [.nssCreate(directory: dir)] : []) + [.nssAdd(directory: dir, nickname: root.commonName)]
+            let create: [Action]
+            switch nssDatabase(dir) {
+            case .noFolder: create = [.nssCreate(directory: dir, makesFolder: true)]
+            case .noDatabase: create = [.nssCreate(directory: dir, makesFolder: false)]
+            case .present, .notAFolder: create = []
+            }
+            return create + [.nssAdd(directory: dir, nickname: root.commonName)]
         case .bundle(let path): return [.bundleAdd(path: path)]
         case .folder(let dir): return [.folderAdd(directory: dir, fileName: root.pemFileName)]
         case .nss(nil), .macos, .ios, .android, .windows, .runtime: return nil
@@ -235,7 +247,7 @@ public enum TrustInstaller {
         case .bundleRemove(let path): try StoreEditor.rewriteBundle(path, root: root, add: false)
         case let .folderAdd(dir, name): try StoreEditor.installInFolder(dir, root: root, fileName: name)
         case .folderRemove(let dir): try StoreEditor.removeFromFolder(dir, root: root)
-        case .nssCreate(let dir): try StoreEditor.createNSSDatabase(dir, environment: environment)
+        case .nssCreate(let dir, _): try StoreEditor.createNSSDatabase(dir, environment: environment)
         case let .nssAdd(dir, nickname):
             try StoreEditor.trustInNSS(dir, root: root, rootPath: rootPath, nickname: nickname, environment: environment)
         case .nssRemove(let dir): try StoreEditor.removeFromNSS(dir, root: root, environment: environment)

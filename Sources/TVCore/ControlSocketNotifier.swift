@@ -31,6 +31,17 @@ public struct ControlSocketNotifier: LiveSessionNotifier {
         deliverToAll(ControlRequest(command: "pinned-forgotten", arguments: ["host": host]))
     }
 
+    /// Tells every running session that the clients remembered as lacking tv's root were
+    /// forgotten (the rows are already gone: `LacksRootMemory`), so it drops them from its memory.
+    public func lacksRootForgotten() -> LiveSessionDelivery {
+        deliverToAll(ControlRequest(command: "pinned-forgotten", arguments: [Self.kindArgument: Self.lacksRootKind]))
+    }
+
+    /// The `pinned-forgotten` argument naming a kind of client pin forgotten, in place of a host.
+    public static let kindArgument = "kind"
+    /// Its value for the clients remembered as lacking tv's root.
+    public static let lacksRootKind = "lacksRoot"
+
     /// `request` to every running session, `tv exec`s too: a remade CA or a forgotten pin
     /// reached only `tv run`, and a running exec went on minting from the deleted root, then
     /// remembered every client that refused it as lacking tv's root (a re-check). One answer:

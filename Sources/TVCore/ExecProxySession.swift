@@ -55,7 +55,7 @@ public final class ExecProxySession {
         self.home = home
         self.environment = environment
         self.say = say
-        let root = try Self.root(home: home, options: options.session, now: now)
+        let root = try Self.root(home: home, options: options.session, now: now, say: say)
         let socket = SessionPaths.controlSocket(home)
         let status = (try? ControlClient(path: socket)).flatMap { try? $0.send(ControlRequest(command: "status")) }
         let plan = try ExecProxyPlan.decide(status: status?.ok == true ? status?.values : nil)
@@ -108,13 +108,15 @@ public final class ExecProxySession {
     }
 
     /// The root CMD is to trust: `--ca FILE`'s, else the data folder's.
-    private static func root(home: TVHome, options: Session.Options, now: Int64) throws -> Certificate {
+    private static func root(home: TVHome, options: Session.Options, now: Int64, say: (String) -> Void) throws -> Certificate {
         if let file = options.caFile {
             return try CertificateAuthority.fromCombinedPEM(path: file, leafKeyType: options.caLeafKeyType, now: now).root
         }
         let folder = CAFolder(home: home)
         switch folder.load() {
-        case .present(let ca): return ca.root
+        case .present(let ca):
+            if let remade = ca.leafKeyRemade { say(remade.sentence) }
+            return ca.root
         case .absent: throw ExecProxyError.noCA(directory: folder.directory)
         case .doubt(let doubt): throw ExecProxyError.caInDoubt(reason: doubt.message)
         }

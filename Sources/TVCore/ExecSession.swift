@@ -104,7 +104,7 @@ public final class ExecSession {
         AuditRecording.adoptLive(home: home, values: statusValues(), now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         // One that has them, from another root (a second run with `--ca`), learns this root too.
         Session.noteAuditRoot(home: home, proxy: proxy)
-        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home] request in
+        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home, say] request in
             switch request.command {
             case "status":
                 return ControlResponse(ok: true, message: "running", values: statusValues())
@@ -120,7 +120,7 @@ public final class ExecSession {
                 // root given up stops verifying servers (`ProxyServer.setAuthority`).
                 guard !ownCA else { return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it") }
                 wiring.pinning.forget(kind: .lacksRoot)
-                _ = Session.mintFromFolderCA(home: home, proxy: proxy)
+                _ = Session.mintFromFolderCA(home: home, proxy: proxy, say: say)
                 return ControlResponse(ok: true, message: "applied")
             case "inspection-off":
                 // `tv inspect off` reaches a `tv exec --inspect` too: off always works.
@@ -128,6 +128,10 @@ public final class ExecSession {
                 proxy.setInspection(enabled: false)
                 return ControlResponse(ok: true, message: "off", values: ["wasInspecting": was ? "true" : "false"])
             case "pinned-forgotten":
+                if request.arguments[ControlSocketNotifier.kindArgument] == ControlSocketNotifier.lacksRootKind {
+                    wiring.pinning.forget(kind: .lacksRoot)
+                    return ControlResponse(ok: true, message: "applied")
+                }
                 guard let host = request.arguments["host"], !host.isEmpty else { return ControlResponse(ok: false, message: "no host was named") }
                 wiring.pinning.forget(host: host)
             proxy.forgetPinningEvidence(host: host)

@@ -112,6 +112,10 @@ extension Session {
             return ControlResponse(ok: true, message: "applied", values: ["inspection": proxy.inspectionEnabled ? "on" : "off"])
         case "pinned-forgotten":
             // `tv pinned forget` removed the rows first; the in-memory sets answer the loops.
+            if request.arguments[ControlSocketNotifier.kindArgument] == ControlSocketNotifier.lacksRootKind {
+                wiring.pinning.forget(kind: .lacksRoot)
+                return ControlResponse(ok: true, message: "applied")
+            }
             guard let host = request.arguments["host"], !host.isEmpty else {
                 return ControlResponse(ok: false, message: "no host was named")
             }

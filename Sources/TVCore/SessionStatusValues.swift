@@ -55,7 +55,7 @@ enum SessionStatusValues {
                                                 tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
         // A folder CA in doubt is said as such, with why (it read "missing": a trial). Not
         // `ca.…`: `tv status --json` nests those under "ca", beside this one (a re-check).
-        if !canInspect, case .doubt(let doubt) = CAFolder(directory: home + "/ca").load() {
+        if !canInspect, case .doubt(let doubt) = CAFolder(directory: home + "/ca").load(remakingLeafKey: false) {
             values["ca"] = "in doubt"
             values["caDoubt"] = doubt.message
         }

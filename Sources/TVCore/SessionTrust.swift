@@ -17,10 +17,12 @@ extension Session {
     /// verifying servers, `ProxyServer.setAuthority`), none when absent or in doubt. `tv run`'s
     /// `reloadCA` and a `tv exec`'s `ca-changed` answer both use it.
     /// - Returns: why the folder has no usable CA; nil when it has one.
-    static func mintFromFolderCA(home: TVHome, proxy: ProxyServer) -> String? {
+    /// A leaf key made on the read (`LeafKeyRemade`) is said with `say`.
+    static func mintFromFolderCA(home: TVHome, proxy: ProxyServer, say: (String) -> Void) -> String? {
         let folder = CAFolder(home: home)
         switch folder.load() {
         case .present(let ca):
+            if let remade = ca.leafKeyRemade { say(remade.sentence) }
             if proxy.authority?.root.sha256 != ca.root.sha256 {
                 proxy.setAuthority(ca)
                 noteAuditRoot(home: home, proxy: proxy)
@@ -49,7 +51,7 @@ extension Session {
     @discardableResult
     func reloadCA() -> String? {
         guard options.caFile == nil else { return nil }
-        let problem = Session.mintFromFolderCA(home: home, proxy: proxy)
+        let problem = Session.mintFromFolderCA(home: home, proxy: proxy, say: say)
         if followsSettings {
             recheckTrust()
         } else {
@@ -61,6 +63,7 @@ extension Session {
     func recheckTrust() {
         let now = Int64(Date().timeIntervalSince1970)
         if options.caFile == nil, proxy.authority == nil, case .present(let ca) = CAFolder(home: home).load() {
+            if let remade = ca.leafKeyRemade { say(remade.sentence) }
             proxy.setAuthority(ca)
             Session.noteAuditRoot(home: home, proxy: proxy)
         }

@@ -89,6 +89,7 @@ final class SessionWiring: Sendable {
             let folder = CAFolder(home: home)
             switch folder.load() {
             case .present(let ca):
+                if let remade = ca.leafKeyRemade { say(remade.sentence) }
                 if let problem = ca.rootProblem(now: now) {
                     // Every leaf it signed would be refused: no inspection, said as a doubt is.
                     if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.caCannotSign(asked, problem) }

@@ -24,6 +24,7 @@ public enum TrustDoctorPresentation {
         let untrusted = rows.filter { $0.trusted != .yes }.count
         out.append(untrusted == 0 ? "Every place found trusts tv's root."
                    : "\(untrusted) of \(rows.count) places found do not trust tv's root now; run a fix above, or run the program with `tv exec --proxy -- CMD` (nothing changes outside the data folder).")
+        if untrusted > 0 { out.append(TrustGuides.forgetLacksRootStep) }
         return out.map(TerminalText.line)
     }
 

@@ -31,7 +31,8 @@ public enum FileModes {
             // Bits are only taken away, never given: a folder its owner made read-only stays so,
             // and is said (a trial's 0500 data folder became 0700 and was written by `tv run`).
             if mode & 0o200 != 0 && current & 0o200 == 0 { throw TVHomeError.readOnlyFolder(path: path, mode: current) }
-            if chmod(path, current & mode) != 0 {
+            guard let tightened = tightened(current, to: mode) else { return }
+            if chmod(path, tightened) != 0 {
                 throw TVHomeError.cannotSetMode(path: path, mode: mode, reason: String(cString: strerror(errno)))
             }
             return
@@ -40,6 +41,28 @@ public enum FileModes {
             throw TVHomeError.cannotCreate(path: path, reason: reason)
         }
         _ = chmod(path, mode)
+    }
+
+    /// The mode of a folder of ours whose mode is `current` once tightened to `mode`: the bits
+    /// `mode` lacks taken away, none given (0755 → 0700, 0555 → 0500); nil when none are to be
+    /// taken away (0700, 0500). The data folder (`makeDirectory`) and its `ca/`
+    /// (`tightenFolder`, from `CAFolder.load`) follow it.
+    public static func tightened(_ current: mode_t, to mode: mode_t) -> mode_t? {
+        let kept = current & mode
+        return kept == current ? nil : kept
+    }
+
+    /// Tightens the folder `path` to `mode` (`tightened`) when it is a real folder (not a
+    /// symbolic link) of this user's; another user's folder, or one that is not there, is left
+    /// to the checks that say so (`TVHome.checkTrust`). A chmod that fails (a read-only file
+    /// system) leaves the mode as it was.
+    /// - Returns: the mode given, nil when nothing was changed.
+    @discardableResult
+    public static func tightenFolder(_ path: String, to mode: mode_t) -> mode_t? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+              let tightened = tightened(info.st_mode & 0o7777, to: mode), chmod(path, tightened) == 0 else { return nil }
+        return tightened
     }
 
     /// mkdir(2) of `path` and of its missing parents, each with `mode`; nil when made, else the
@@ -79,7 +102,7 @@ public enum FileModes {
     public static func writeAtomically(to path: String, mode: mode_t, exclusive: Bool = false,
                                        _ produce: (_ write: ([UInt8]) -> Void) throws -> Void) throws {
         if exclusive && FileManager.default.fileExists(atPath: path) {
-            throw FileWriteError(path: path, reason: "the file already exists")
+            throw FileWriteError(path: path, reason: FileWriteError.alreadyExists)
         }
         // A path ending in "/" names a folder: one that is not there is said as that (a trial's
         // `-o newdir/` read "the folder . takes no new files").
@@ -139,7 +162,10 @@ public enum FileModes {
         if ok {
             if exclusive {
                 // link(2) fails with EEXIST instead of replacing, so a racing writer never loses.
-                if link(tmp, path) != 0 { ok = false; reason = String(cString: strerror(errno)) }
+                if link(tmp, path) != 0 {
+                    ok = false
+                    reason = errno == EEXIST ? FileWriteError.alreadyExists : String(cString: strerror(errno))
+                }
                 unlink(tmp)
             } else if rename(tmp, path) != 0 {
                 ok = false; reason = String(cString: strerror(errno))
@@ -209,6 +235,10 @@ public struct FileWriteError: UserFacingError, Equatable {
         }
         return "Could not write \(path) (\(reason)); check the folder's permissions and free space, then try again."
     }
+
+    /// The reason when an exclusive write found the file there (before it began, or made by
+    /// another process while it wrote: link(2)'s EEXIST).
+    public static let alreadyExists = "the file already exists"
 
     /// The reason when the target exists and is not a regular file.
     public static let notRegular = "not a regular file"

@@ -136,10 +136,26 @@ public enum FileTrustProblem: Sendable, Equatable {
         case .writableByOthers(let mode): return "can be written by other users (mode \(FileTrust.octal(mode)))"
         }
     }
+
+    /// The problem with a CA file or folder, with what follows from it: "belongs to nobody, not
+    /// to you (root), so the user nobody could have replaced the CA". One sentence for the CA
+    /// folder (`TVHomeError.untrusted`), its files (`CAFolder.load`) and `tv run --ca FILE`
+    /// (a trial's root key given to nobody was used without a word, while such a folder was refused).
+    public var caClause: String {
+        switch self {
+        case .ownedBy(let owner, _): return "\(clause), so the user \(owner.name) could have replaced the CA"
+        case .writableByOthers, .openToOthers: return "\(clause), so they could have replaced the CA"
+        case .symbolicLink, .notRegularFile: return clause
+        }
+    }
 }
 
 /// The rules for trusting a path with secrets (pure: facts in, a problem or nil out).
 ///
+/// - The owner rule, under each of the others (`owner`): the path belongs to you, the effective
+///   user (`FileOwner.current`, `geteuid(2)`); so `sudo tv` expects root's files, as it expects
+///   root's data folder.
+/// - A CA file (`root.pem`; its keys are secret files): the owner rule alone.
 /// - A secret file (a TLS key log): a regular file, not a symbolic link, owned by you, and
 ///   neither readable nor writable by group or others (mode & 0o077 == 0).
 /// - A folder of yours (the data folder, its `ca/`): owned by you, not writable by group or others.
@@ -155,7 +171,7 @@ public enum FileTrust {
         case .regular: break
         default: return .notRegularFile
         }
-        if facts.owner.id != you.id { return .ownedBy(facts.owner, you: you) }
+        if let problem = owner(facts, you: you) { return problem }
         if facts.mode & 0o077 != 0 { return .openToOthers(mode: facts.mode) }
         return nil
     }
@@ -164,9 +180,14 @@ public enum FileTrust {
     /// A non-folder is no trust problem here (the caller says "a file stands where the folder should be").
     public static func ownFolder(_ facts: FileFacts, you: FileOwner) -> FileTrustProblem? {
         guard facts.kind == .directory else { return nil }
-        if facts.owner.id != you.id { return .ownedBy(facts.owner, you: you) }
+        if let problem = owner(facts, you: you) { return problem }
         if facts.mode & 0o022 != 0 { return .writableByOthers(mode: facts.mode) }
         return nil
+    }
+
+    /// The owner rule: `.ownedBy` when `facts` belong to another user than `you`, else nil.
+    public static func owner(_ facts: FileFacts, you: FileOwner) -> FileTrustProblem? {
+        facts.owner.id == you.id ? nil : .ownedBy(facts.owner, you: you)
     }
 
     /// The problem with `facts` as a folder on the way to the data folder, or nil.

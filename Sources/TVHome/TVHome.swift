@@ -159,9 +159,9 @@ public enum TVHomeError: UserFacingError, Equatable {
         case (.dataFolder, .writableByOthers):
             return "The data folder \(path) \(problem.clause), so they could change what tv trusts in it (such as the CA); check what is in it, then `chmod 700 \(path)`, or \(own)."
         case let (.caFolder, .ownedBy(owner, _)):
-            return "The CA folder \(path) \(problem.clause), so the user \(owner.name) could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as \(owner.name) (\(owner.sudoHint))."
+            return "The CA folder \(path) \(problem.caClause); move that folder aside (`tv ca create` then makes a new CA), or run tv as \(owner.name) (\(owner.sudoHint))."
         case (.caFolder, .writableByOthers):
-            return "The CA folder \(path) \(problem.clause), so they could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or, if you are sure the CA in it is yours, `chmod 700 \(path)`."
+            return "The CA folder \(path) \(problem.caClause); move that folder aside (`tv ca create` then makes a new CA), or, if you are sure the CA in it is yours, `chmod 700 \(path)`."
         case let (.above(dataFolder), .ownedBy(owner, _)):
             return "The folder \(path) above the data folder \(dataFolder) \(problem.clause), so the user \(owner.name) could put another data folder in its place; \(own) in a place only you and root control."
         case let (.above(dataFolder), .writableByOthers):

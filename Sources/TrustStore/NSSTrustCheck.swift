@@ -16,9 +16,11 @@ struct NSSTrustCheck {
     var store: TrustStoreSpec { .nss(directory) }
 
     func ask(root: Certificate) -> TrustFacts {
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir), isDir.boolValue else {
-            return unknown("the NSS database folder \(directory) does not exist")
+        switch NSSDatabase.state(directory) {
+        case .notAFolder: return unknown("\(directory) is a file, not an NSS database folder")
+        case .noFolder: return TrustFacts(store: store, installed: .no, usable: .no, finding: .nssNoDatabase(folderExists: false))
+        case .noDatabase: return TrustFacts(store: store, installed: .no, usable: .no, finding: .nssNoDatabase(folderExists: true))
+        case .present: break
         }
         let listing: BoundedProcess.Result
         do {
@@ -59,6 +61,28 @@ struct NSSTrustCheck {
     private func unknown(_ sentence: String) -> TrustFacts {
         TrustFacts(store: store, installed: .unknown(because: sentence), usable: .unknown(because: sentence),
                    finding: .unreadable(sentence))
+    }
+}
+
+/// Whether a folder holds an NSS database: the one rule `tv ca status`, `tv setup` and
+/// `tv ca trust --apply` share (a trial's empty folder was "in doubt" to the first two and got a
+/// database from the third).
+public enum NSSDatabase: Sendable, Equatable {
+    /// The folder holds `cert9.db` (the SQL database `sql:` names).
+    case present
+    /// The folder exists and holds no `cert9.db`.
+    case noDatabase
+    /// Nothing is at the path (nor, maybe, at the folders above it).
+    case noFolder
+    /// Something other than a folder is at the path.
+    case notAFolder
+
+    /// The state of `directory` now.
+    public static func state(_ directory: String) -> NSSDatabase {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return .noFolder }
+        guard isDirectory.boolValue else { return .notAFolder }
+        return FileManager.default.fileExists(atPath: directory + "/cert9.db") ? .present : .noDatabase
     }
 }
 

@@ -119,17 +119,16 @@ public enum StoreEditor {
         try runCertutil(arguments, step: "add the root to \(dir)", environment: environment)
     }
 
-    /// Whether `dir` is a folder that holds no NSS database yet (no `cert9.db`), so one can be
-    /// made there (`createNSSDatabase`); false for a missing folder (a mistyped path makes nothing).
-    public static func lacksNSSDatabase(_ dir: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else { return false }
-        return !FileManager.default.fileExists(atPath: dir + "/cert9.db")
-    }
-
     /// Makes an empty NSS database in the folder `dir`, with no password (`certutil -N
-    /// --empty-password`, as Chromium makes `~/.pki/nssdb`).
+    /// --empty-password`, as Chromium makes `~/.pki/nssdb`); a missing folder is made first,
+    /// with its missing parents, 0700 (as Chromium makes it), once the user agreed to the step
+    /// that names it (`TrustInstaller.Action.nssCreate`).
     public static func createNSSDatabase(_ dir: String, environment: [String: String]) throws {
+        if NSSDatabase.state(dir) == .noFolder {
+            do { try FileModes.makeDirectory(dir, mode: 0o700) } catch let error as UserFacingError {
+                throw Failure(step: "make the folder \(dir)", reason: error.message)
+            }
+        }
         try runCertutil(["-N", "-d", "sql:" + dir, "--empty-password"], step: "create an NSS database in \(dir)", environment: environment)
     }
 

@@ -42,6 +42,10 @@ public enum TrustFinding: Sendable, Equatable {
     case nssTrusted(nickname: String)
     /// The root is not in the NSS database.
     case nssAbsent
+    /// There is no NSS database yet: the folder holds no `cert9.db` (`folderExists`), or does not
+    /// exist (Chromium makes `~/.pki/nssdb` on its first start). Not installed, as for a missing
+    /// bundle: `tv ca trust --apply` makes the database (and the folder, 0700) first.
+    case nssNoDatabase(folderExists: Bool)
     /// Another verification error (OpenSSL's code and text), e.g. 10, certificate has expired.
     case verifyFailed(code: Int32, text: String)
     /// The store could not be read; the sentence says why.

@@ -279,10 +279,10 @@ struct CommandLineCLITests {
             #expect(present.out.hasPrefix("CA: present\n  subject      CN=TunnelVision Root CA "))
             #expect(present.out.contains("  key          ECDSA P-256 (leaf key ECDSA P-256)\n"))
             #expect(present.out.contains("  certificate  \(s.rootPEM)\n"))
-            try Data("not a key".utf8).write(to: URL(fileURLWithPath: s.caDir + "/leaf-key.pem"))
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: s.caDir + "/root-key.pem"))
             let doubt = try s.tv("ca", "status")
             #expect(doubt.status == 1)
-            #expect(doubt.out.hasPrefix("CA: in doubt — \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key\n"))
+            #expect(doubt.out.hasPrefix("CA: in doubt — \(s.caDir)/root-key.pem cannot be parsed as a PEM private key\n"))
         }
     }
 

@@ -161,10 +161,10 @@ struct FileTrustCLITests {
             #expect(none.status == 1, "\(none)")
             #expect(none.err == "tv: --inspect asks to inspect this session, but there is no CA in \(s.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run --inspect --yes` makes one as it starts), or run without --inspect.\n", "\(none)")
             try s.createCA()
-            try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: s.caDir + "/leaf-key.pem"))
+            try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: s.caDir + "/root-key.pem"))
             let doubt = try runRefused(s, ["--quiet", "--inspect"])
             #expect(doubt.status == 1, "\(doubt)")
-            #expect(doubt.err == "tv: --inspect asks to inspect this session, but the CA is in doubt (\(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key); repair or restore that file (`tv ca status` says more), or run without --inspect.\n", "\(doubt)")
+            #expect(doubt.err == "tv: --inspect asks to inspect this session, but the CA is in doubt (\(s.caDir)/root-key.pem cannot be parsed as a PEM private key); repair or restore that file (`tv ca status` says more), or run without --inspect.\n", "\(doubt)")
         }
     }
 

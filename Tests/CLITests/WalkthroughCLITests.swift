@@ -233,13 +233,13 @@ struct WalkthroughCLITests {
     func doubtAdvice() throws {
         try withSandbox { s in
             try s.createCA()
-            try Data("not a key".utf8).write(to: URL(fileURLWithPath: s.caDir + "/leaf-key.pem"))
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: s.caDir + "/root-key.pem"))
             let status = try s.tv("ca", "status")
             #expect(status.status == 1)
-            #expect(status.out.hasPrefix("CA: in doubt — \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key\nNothing will be generated over it. Repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n"))
+            #expect(status.out.hasPrefix("CA: in doubt — \(s.caDir)/root-key.pem cannot be parsed as a PEM private key\nNothing will be generated over it. Repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n"))
             let create = try s.tv("ca", "create")
             #expect(create.status == 1)
-            #expect(create.err == "tv: The CA is in doubt: \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key; tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n")
+            #expect(create.err == "tv: The CA is in doubt: \(s.caDir)/root-key.pem cannot be parsed as a PEM private key; tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n")
         }
     }
 }

@@ -33,11 +33,13 @@ struct RuntimeTrustTests {
     @Test func runtimeStepsUseTheRealRootPath() {
         let node = TrustGuides.install(.runtime(.node), root: root)
         #expect(node.title == "Node.js")
-        #expect(node.steps == ["export NODE_EXTRA_CA_CERTS=/h/ca/root.pem   (read when node starts; it adds to Node's own list)"])
+        #expect(node.steps == ["export NODE_EXTRA_CA_CERTS=/h/ca/root.pem   (read when node starts; it adds to Node's own list)",
+                               TrustGuides.forgetLacksRootStep])
         let python = TrustGuides.install(.runtime(.python), root: root)
-        #expect(python.steps == ["cat \"$(python3 -m certifi)\" /h/ca/root.pem > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"   (in the shell that runs the program)"])
+        #expect(python.steps == ["cat \"$(python3 -m certifi)\" /h/ca/root.pem > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"   (in the shell that runs the program)",
+                                 "Then `tv pinned forget --lacks-root`: a program that connected through tv before it trusted the root was remembered as lacking it, and its connections pass through untouched until then."])
         #expect(python.note?.hasPrefix("REQUESTS_CA_BUNDLE replaces certifi's list") == true)
-        #expect(TrustGuides.install(.runtime(.java), root: root).steps.count == 2)
+        #expect(TrustGuides.install(.runtime(.java), root: root).steps.count == 3)
         #expect(TrustGuides.removal(.runtime(.node), root: root).steps == ["unset NODE_EXTRA_CA_CERTS where you set it (your shell profile or the program's environment)."])
     }
 
@@ -52,23 +54,32 @@ struct RuntimeTrustTests {
         #expect(SetupText.whenOn(contentKept: false) == SetupText.visibleWhenOn(contentKept: false) + SetupText.privateWhenOn)
     }
 
-    @Test func anNSSFolderWithoutADatabaseGetsOneFirst() {
-        #expect(TrustInstaller.installActions(.nss(directory: "/n"), root: root, lacksNSSDatabase: { _ in true })
-                == [.nssCreate(directory: "/n"), .nssAdd(directory: "/n", nickname: "TunnelVision Root CA 1a2b3c4d")])
-        #expect(TrustInstaller.installActions(.nss(directory: "/n"), root: root, lacksNSSDatabase: { _ in false })
-                == [.nssAdd(directory: "/n", nickname: "TunnelVision Root CA 1a2b3c4d")])
-        #expect(TrustInstaller.Action.nssCreate(directory: "/n").sentence
+    @Test("an NSS folder without a database gets one first; a missing folder is made first (0700), said as such")
+    func anNSSFolderWithoutADatabaseGetsOneFirst() {
+        let add = TrustInstaller.Action.nssAdd(directory: "/n", nickname: "TunnelVision Root CA 1a2b3c4d")
+        #expect(TrustInstaller.installActions(.nss(directory: "/n"), root: root, nssDatabase: { _ in .noDatabase })
+                == [.nssCreate(directory: "/n", makesFolder: false), add])
+        #expect(TrustInstaller.installActions(.nss(directory: "/n"), root: root, nssDatabase: { _ in .noFolder })
+                == [.nssCreate(directory: "/n", makesFolder: true), add])
+        #expect(TrustInstaller.installActions(.nss(directory: "/n"), root: root, nssDatabase: { _ in .present }) == [add])
+        #expect(TrustInstaller.installActions(.nss(directory: "/n"), root: root, nssDatabase: { _ in .notAFolder }) == [add])
+        #expect(TrustInstaller.Action.nssCreate(directory: "/n", makesFolder: false).sentence
                 == "create an empty NSS database in /n, which has none (certutil -N --empty-password)")
+        #expect(TrustInstaller.Action.nssCreate(directory: "/n", makesFolder: true).sentence
+                == "make the folder /n (0700, as Chromium would on its first start) and an empty NSS database in it (certutil -N --empty-password)")
     }
 
-    @Test func lacksNSSDatabaseOnlyForAnExistingFolder() throws {
+    @Test("NSSDatabase.state: present only with cert9.db; an empty folder, a missing one and a file are told apart")
+    func nssDatabaseState() throws {
         let dir = NSTemporaryDirectory() + "tv-nss-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(StoreEditor.lacksNSSDatabase(dir))
-        #expect(!StoreEditor.lacksNSSDatabase(dir + "/missing"))
+        #expect(NSSDatabase.state(dir) == .noDatabase)
+        #expect(NSSDatabase.state(dir + "/missing") == .noFolder)
+        #expect(NSSDatabase.state(dir + "/missing/deeper") == .noFolder)
         FileManager.default.createFile(atPath: dir + "/cert9.db", contents: Data())
-        #expect(!StoreEditor.lacksNSSDatabase(dir))
+        #expect(NSSDatabase.state(dir) == .present)
+        #expect(NSSDatabase.state(dir + "/cert9.db") == .notAFolder)
     }
 }
 

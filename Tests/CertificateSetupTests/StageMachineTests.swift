@@ -199,6 +199,35 @@ struct ProgressTests {
         #expect(stage.state == .failed(reason: "no space", retry: "Try again: `tv inspect on`."))
     }
 
+    @Test("an NSS folder with no database yet, or none at all, is a store without the root: install and trust, not started, with [a] offered")
+    func nssWithoutADatabaseIsNotStarted() {
+        for exists in [true, false] {
+            let facts = SetupFacts(ca: .present, store: .nss("/n"), trust: TrustFacts(store: .nss("/n"), installed: .no, usable: .no,
+                                                                                     finding: .nssNoDatabase(folderExists: exists)),
+                                   inspectionEnabled: false)
+            let stage = CertificateSetupPolicy.stage(facts)
+            #expect(stage.step == .installAndTrust)
+            #expect(stage.state == .notStarted)
+            #expect(stage.meaning == "The certificate exists, but the NSS database /n does not have the root yet.")
+            #expect(CertificateSetupPolicy.stage(facts, progress: SetupProgress(stepsShownCanApply: true)).nextCommand
+                    == "tv ca trust --trust-store nss:/n --apply --yes")
+        }
+        #expect(FindingWords.sentence(.nssNoDatabase(folderExists: true)) == "there is no NSS database in the folder yet; `tv ca trust --apply` makes one")
+        #expect(FindingWords.sentence(.nssNoDatabase(folderExists: false)) == "the folder does not exist yet; `tv ca trust --apply` makes it and an NSS database in it")
+        #expect(FindingWords.code(.nssNoDatabase(folderExists: false)) == "nssNoDatabase")
+    }
+
+    @Test("the consent texts say precisely where the root key stays and the one way it leaves")
+    func keyStaysPrecisely() {
+        #expect(SetupText.keyStays(in: "/h/ca")
+                == "stays in /h/ca, readable only by you: tv never sends it anywhere, and it leaves that folder only in a file you ask for by name (`tv ca export --p12-with-key --yes`)")
+        #expect(SetupText.tradeOff[1] == "To do that, tv makes its own certificate authority here. Its private key stays in tv's data folder, readable only by you: tv never sends it anywhere, and it leaves that folder only in a file you ask for by name (`tv ca export --p12-with-key --yes`). You then tell this machine (or a browser) to trust it: whatever trusts it accepts the certificates tv makes, so trust it only where you want inspection.")
+        let create = CertificateSetupPolicy.stage(SetupFacts(ca: .absent, store: .system, installed: .no, usable: .no, inspectionEnabled: false),
+                                                  progress: SetupProgress(explanationAccepted: true))
+        #expect(create.meaning == "You agreed. The next step makes the local certificate authority; its private key stays in the data folder, readable only by you: tv never sends it anywhere, and it leaves that folder only in a file you ask for by name (`tv ca export --p12-with-key --yes`).")
+        for text in SetupText.tradeOff + [create.meaning] { #expect(!text.contains("never leaves")) }
+    }
+
     @Test func progressNeverOverridesTheFacts() {
         // Consent does not create over doubt; waiting does not hide readiness.
         let doubt = SetupFacts(ca: .doubt(reason: "x"), store: .system, installed: .no, usable: .no, inspectionEnabled: false)

@@ -12,6 +12,7 @@ struct TrustGuideTests {
         #expect(TrustGuides.install(.debian, root: root).steps == [
             "sudo cp /h/ca/root.pem /usr/local/share/ca-certificates/tunnelvision-9f86d081.crt",
             "sudo update-ca-certificates",
+            TrustGuides.forgetLacksRootStep,
         ])
         #expect(TrustGuides.removal(.debian, root: root).steps == [
             "sudo rm /usr/local/share/ca-certificates/tunnelvision-9f86d081.crt",
@@ -53,14 +54,24 @@ struct TrustGuideTests {
                 == "certutil -A -d sql:/n -n 'TunnelVision Root CA 1a2b3c4d' -t C,, -a -i /h/ca/root.pem   (installs it AND trusts it to identify websites)")
         #expect(TrustGuides.install(.nss(directory: nil), root: root).steps[0].hasPrefix("certutil -A -d sql:\"$HOME/.pki/nssdb\" "))
         #expect(TrustGuides.removal(.nss(directory: "/n"), root: root).steps[0] == "certutil -D -d sql:/n -n 'TunnelVision Root CA 1a2b3c4d'")
+        // A folder with no database yet: how to make one by hand, and that --apply does it.
+        #expect(TrustGuides.install(.nss(directory: "/n"), root: root).note
+                == "The trust flag C is the separate, deliberate step: stored with ',,' the root is known but not trusted. A folder with no database yet (no cert9.db; Chromium makes $HOME/.pki/nssdb on its first start) needs one first: `mkdir -p -m 700 /n && certutil -N -d sql:/n --empty-password` (`tv ca trust --trust-store nss:DIR --apply` does it). Restart the browser afterwards.")
+        #expect(TrustGuides.install(.nss(directory: nil), root: root).note?.contains("`mkdir -p -m 700 \"$HOME/.pki/nssdb\" && certutil -N -d sql:\"$HOME/.pki/nssdb\" --empty-password`") == true)
     }
 
-    @Test func everyPlatformHasInstallAndRemovalSteps() {
-        for name in TrustTarget.platformNames {
-            let target = TrustTarget(platform: name, store: .system)!
-            #expect(!TrustGuides.install(target, root: root).steps.isEmpty)
+    @Test("every install guide ends with forgetting the clients remembered as lacking the root; no removal guide does")
+    func everyPlatformHasInstallAndRemovalSteps() {
+        for target in TrustTarget.platformNames.map({ TrustTarget(platform: $0, store: .system)! }) + [.bundle("/b.pem"), .folder("/f"), .nss(directory: "/n")] {
+            let install = TrustGuides.install(target, root: root).steps
+            #expect(install.count >= 2, "\(target)")
+            #expect(install.last == TrustGuides.forgetLacksRootStep, "\(target)")
+            #expect(install.filter { $0.contains("tv pinned forget") }.count == 1, "\(target)")
             #expect(!TrustGuides.removal(target, root: root).steps.isEmpty)
+            #expect(!TrustGuides.removal(target, root: root).steps.contains { $0.contains("tv pinned forget") })
         }
+        #expect(TrustGuides.forgetLacksRootStep
+                == "Then `tv pinned forget --lacks-root`: a program that connected through tv before it trusted the root was remembered as lacking it, and its connections pass through untouched until then.")
         #expect(TrustTarget(platform: "plan9", store: .system) == nil)
         #expect(TrustTarget(platform: "nss", store: .nss("/n")) == .nss(directory: "/n"))
     }

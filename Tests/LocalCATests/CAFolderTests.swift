@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TVHome
 @testable import LocalCA
@@ -109,8 +110,6 @@ struct CAFolderTests {
     static let damages: [Damage] = [
         Damage(name: "corrupt root key", apply: { try Data("-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: $0.rootKeyPath)) },
                blamed: { $0.rootKeyPath }, problem: "cannot be parsed as a PEM private key"),
-        Damage(name: "empty leaf key", apply: { try Data().write(to: URL(fileURLWithPath: $0.leafKeyPath)) },
-               blamed: { $0.leafKeyPath }, problem: "cannot be parsed as a PEM private key"),
         Damage(name: "truncated root certificate", apply: { f in
                    let bytes = FileManager.default.contents(atPath: f.rootPath)!
                    try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: f.rootPath)) },
@@ -125,8 +124,10 @@ struct CAFolderTests {
                blamed: { $0.rootPath }, problem: "is a folder where a file should be"),
         Damage(name: "root key missing, certificate present", apply: { try FileManager.default.removeItem(atPath: $0.rootKeyPath) },
                blamed: { $0.rootKeyPath }, problem: "is missing while root.pem and leaf-key.pem are there"),
-        Damage(name: "leaf key missing", apply: { try FileManager.default.removeItem(atPath: $0.leafKeyPath) },
-               blamed: { $0.leafKeyPath }, problem: "is missing while root.pem and root-key.pem are there"),
+        Damage(name: "root key and leaf key missing", apply: { f in
+                   try FileManager.default.removeItem(atPath: f.rootKeyPath)
+                   try FileManager.default.removeItem(atPath: f.leafKeyPath) },
+               blamed: { $0.rootKeyPath }, problem: "is missing while root.pem is there"),
         Damage(name: "certificate missing, keys present", apply: { try FileManager.default.removeItem(atPath: $0.rootPath) },
                blamed: { $0.rootPath }, problem: "is missing while root-key.pem and leaf-key.pem are there"),
         // Named with where it leads (a trial's read only "other CA files are there").
@@ -139,8 +140,6 @@ struct CAFolderTests {
                blamed: { $0.rootKeyPath }, problem: "is not the key of"),
         Damage(name: "a root key other users can read (0644)", apply: { chmod($0.rootKeyPath, 0o644) },
                blamed: { $0.rootKeyPath }, problem: "can be read or written by other users (mode 0644); if nobody else could have copied it, `chmod 600 "),
-        Damage(name: "a leaf key its group can read (0640)", apply: { chmod($0.leafKeyPath, 0o640) },
-               blamed: { $0.leafKeyPath }, problem: "can be read or written by other users (mode 0640)"),
         Damage(name: "a dangling symlink as the root key", apply: { f in
                    try FileManager.default.removeItem(atPath: f.rootKeyPath)
                    try FileManager.default.createSymbolicLink(atPath: f.rootKeyPath, withDestinationPath: f.directory + "/nowhere") },
@@ -182,6 +181,73 @@ struct CAFolderTests {
         }
     }
 
+    /// The owner rule (`FileTrust.owner`) on the root's files: given to nobody (uid 65534) with
+    /// their modes unchanged, as a trial's `chown nobody ca/root-key.pem` did.
+    static let ownerDamages: [Damage] = [
+        Damage(name: "a root key another user owns (0600)", apply: { chown($0.rootKeyPath, 65534, 65534) },
+               blamed: { $0.rootKeyPath }, problem: "belongs to nobody, not to you (root), so the user nobody could have replaced the CA"),
+        Damage(name: "a root certificate another user owns (0644)", apply: { chown($0.rootPath, 65534, 65534) },
+               blamed: { $0.rootPath }, problem: "belongs to nobody, not to you (root), so the user nobody could have replaced the CA"),
+    ]
+
+    @Test("a root file another user owns is doubt, in the CA folder's own sentence; nothing signs with it", .enabled(if: geteuid() == 0), arguments: ownerDamages)
+    func ownedByAnotherUser(_ damage: Damage) throws {
+        try withCA { folder, _, _ in
+            try damage.apply(folder)
+            guard case .doubt(let doubt) = folder.load() else { Issue.record("\(damage.name): not doubt"); return }
+            #expect(doubt == CADoubt(path: damage.blamed(folder), problem: damage.problem))
+            #expect(throws: CAError.inDoubt(doubt)) { try folder.create(now: currentTime()) }
+            // Back to root: present again.
+            chown(damage.blamed(folder), 0, 0)
+            guard case .present = folder.load() else { Issue.record("\(damage.name): not present once root's again"); return }
+        }
+    }
+
+    @Test("a ca/ folder others may read and enter (0755) is tightened to 0700 when read; a 0700 one is left alone")
+    func folderTightened() throws {
+        try withCA { folder, _, _ in
+            chmod(folder.directory, 0o755)
+            guard case .present = folder.load() else { Issue.record("not present"); return }
+            #expect(FileModes.permissions(of: folder.directory) == 0o700)
+            chmod(folder.directory, 0o750)
+            _ = folder.load(remakingLeafKey: false)
+            #expect(FileModes.permissions(of: folder.directory) == 0o700)
+        }
+    }
+
+    @Test("six creates at the same moment: one makes the CA, the others are told another tv made it and it is ready; none 'could not write'")
+    func concurrentCreates() throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        let home = TVHome(path: tmp.path + "/home")
+        try home.ensureExists()
+        let folder = CAFolder(home: home)
+        let results = Mutex<[Result<String, any Error>]>([])
+        let group = DispatchGroup()
+        for _ in 0..<6 {
+            group.enter()
+            Thread.detachNewThread {
+                let result = Result { try Hex.encode(folder.create(now: currentTime()).root.sha256) }
+                results.withLock { $0.append(result) }
+                group.leave()
+            }
+        }
+        group.wait()
+        let all = results.withLock { $0 }
+        let made = all.compactMap { try? $0.get() }
+        #expect(made.count == 1, "\(all)")
+        for case .failure(let error) in all {
+            let said = error as? CAError
+            #expect(said == .madeAtTheSameMoment(directory: folder.directory) || said == .alreadyExists(directory: folder.directory), "\(error)")
+        }
+        guard case .present(let ca) = folder.load() else { Issue.record("no CA"); return }
+        #expect(Hex.encode(ca.root.sha256) == made.first)
+        #expect(CAError.madeAtTheSameMoment(directory: "/h/ca").message
+                == "Another tv made the CA in /h/ca at the same moment, and it is ready (`tv ca status` shows it); this command made none of its own.")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.directory).sorted()
+                == ["leaf-key.pem", "profile-identity.json", "root-key.pem", "root.pem"])
+    }
+
     @Test("a file where the ca folder should be is doubt")
     func fileAsFolder() throws {
         let tmp = TemporaryFolder()
@@ -197,14 +263,16 @@ struct CAFolderTests {
 
     @Test("doubt says how to start over as CA/README does: delete the three files, keep profile-identity.json")
     func doubtSaysHowToStartOver() throws {
-        let doubt = CADoubt(path: "/h/ca/leaf-key.pem", problem: "cannot be parsed as a PEM private key")
-        #expect(doubt.message == "The CA is in doubt: /h/ca/leaf-key.pem cannot be parsed as a PEM private key; tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from /h/ca and keep profile-identity.json.")
+        let doubt = CADoubt(path: "/h/ca/root-key.pem", problem: "cannot be parsed as a PEM private key")
+        #expect(doubt.message == "The CA is in doubt: /h/ca/root-key.pem cannot be parsed as a PEM private key; tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from /h/ca and keep profile-identity.json.")
         #expect(CADoubt.startOver(doubtPath: "/h/ca") == "move /h/ca aside")
+        #expect(CADoubt.startOver(doubtPath: "/h/ca/leaf-key.pem")
+                == "move leaf-key.pem aside and keep root.pem and root-key.pem (tv makes a new leaf key; it carries no trust)")
         try withCA { folder, _, _ in
-            try Data("not a key".utf8).write(to: URL(fileURLWithPath: folder.leafKeyPath))
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: folder.rootKeyPath))
             let report = CAStatusReport(state: folder.load(), folder: folder)
             #expect(report.lines(now: currentTime()) == [
-                "CA: in doubt — \(folder.leafKeyPath) cannot be parsed as a PEM private key",
+                "CA: in doubt — \(folder.rootKeyPath) cannot be parsed as a PEM private key",
                 "Nothing will be generated over it. Repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(folder.directory) and keep profile-identity.json.",
             ])
         }

@@ -14,9 +14,9 @@ struct InspectionDoubtRunTests {
         let bundle = try box.write("bundle.pem", "")
         let setup = try box.tv("setup", "--trust-store", "file:" + bundle, "--yes")
         #expect(setup.status == 0, "\(setup)")
-        try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: box.caDir + "/leaf-key.pem"))
+        try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: box.caDir + "/root-key.pem"))
         let tv = try world.run("--quiet")
-        #expect(tv.log() == "tv: Inspection is on in the settings, but the CA is in doubt (\(box.caDir)/leaf-key.pem cannot be parsed as a PEM private key), so this session passes TLS through without inspecting it; repair or restore that file (`tv ca status` says more).\n", "\(tv.log())")
+        #expect(tv.log() == "tv: Inspection is on in the settings, but the CA is in doubt (\(box.caDir)/root-key.pem cannot be parsed as a PEM private key), so this session passes TLS through without inspecting it; repair or restore that file (`tv ca status` says more).\n", "\(tv.log())")
         #expect(try box.status()?.string("inspection") == "off")
         // Passed through: the client sees the origin's own certificate.
         let r = try box.curl(["-x", tv.proxyURL, "--cacert", world.pki.upstreamCA, world.url("/index.html")])

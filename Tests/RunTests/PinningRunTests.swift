@@ -185,6 +185,33 @@ struct PinningRunTests {
         try tv.stop()
     }
 
+    /// A trial's Python client, kept as lacking the root from its first attempt, still got the
+    /// server's own certificate after following `tv ca trust --platform python`: the guide now
+    /// ends with `tv pinned forget --lacks-root`, which forgets the rows and the running session's memory.
+    @Test("after trusting the root, urllib is still passed through until `tv pinned forget --lacks-root`; then it is inspected")
+    func forgetLacksRootAfterTrust() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let refused = try box.python(Self.urllib, [tv.proxyURL, world.pki.upstreamCA, world.url("/index.html")])
+        #expect(refused.out.hasPrefix("failed [SSL: CERTIFICATE_VERIFY_FAILED]"), "\(refused)")
+        _ = try box.closedFlows(1)
+        // The guide's bundle: the roots it trusted, and tv's.
+        let bundle = try box.write("roots.pem", box.text(world.pki.upstreamCA) + box.text(box.rootPEM))
+        let kept = try box.python(Self.urllib, [tv.proxyURL, bundle, world.url("/index.html")])
+        #expect(kept.out == "ok hello from nginx\n", "\(kept)")
+        #expect(try box.closedFlows(2).last?.string("status") == "kept_private")
+        let guide = try box.tv("ca", "trust", "--platform", "python")
+        #expect(guide.out.contains("`tv pinned forget --lacks-root`"), "\(guide)")
+        let forget = try box.tv("pinned", "forget", "--lacks-root")
+        #expect(forget.status == 0 && forget.out == "Forgot 1 client remembered as lacking tv's root (said before the root was trusted): their next connections are inspected again, and one that still lacks it is remembered again.\n", "\(forget)")
+        #expect(try Self.pinned(box).isEmpty)
+        let inspected = try box.python(Self.urllib, [tv.proxyURL, bundle, world.url("/index.html")])
+        #expect(inspected.out == "ok hello from nginx\n", "\(inspected)")
+        #expect(try box.closedFlows(3).last?.string("status") == "inspected")
+        try tv.stop()
+    }
+
     @Test("curl --pinnedpubkey (pin of the real server's key) gets through on its second attempt, not its third")
     func pinnedPublicKey() throws {
         let world = try RunWorld()

@@ -17,7 +17,7 @@ struct SetupLiveRunTests {
 
         let setup = try box.tv("setup", "--trust-store", "file:" + bundle, "--yes")
         #expect(setup.status == 0, "\(setup)")
-        #expect(setup.out.contains("Its private key is in \(box.caDir) and never leaves this machine.\nThe running session applied it.\n"), "\(setup.out)")
+        #expect(setup.out.contains("Its private key stays in \(box.caDir), readable only by you: tv never sends it anywhere, and it leaves that folder only in a file you ask for by name (`tv ca export --p12-with-key --yes`).\nThe running session applied it.\n"), "\(setup.out)")
         #expect(!setup.out.contains("could not be told"), "\(setup.out)")
         #expect(try box.status()?.string("inspection") == "on")
         let first = try world.curlThrough(tv, [world.url("/index.html")])
@@ -158,7 +158,7 @@ struct SetupLiveRunTests {
         let box = world.sandbox
         let tv = try TVBinary.require()
         let arguments = [tv, "--data-dir", box.dataDir, "run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--inspect", "--quiet"]
-        let question = "--inspect needs a certificate authority, and there is none yet. tv would make one in \(box.caDir); its private key never leaves this machine, and clients trust tv's certificates only once given its root.\nCreate it now? [y/N] "
+        let question = "--inspect needs a certificate authority, and there is none yet. tv would make one in \(box.caDir); its private key stays in that folder, readable only by you: tv never sends it anywhere, and it leaves that folder only in a file you ask for by name (`tv ca export --p12-with-key --yes`). Clients trust tv's certificates only once given its root.\nCreate it now? [y/N] "
         let no = try box.python(Self.terminalDriver, ["n", ""] + arguments)
         #expect(no.out == question + "n\ntv: --inspect asks to inspect this session, but there is no CA in \(box.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run --inspect --yes` makes one as it starts), or run without --inspect.\nEXIT 1\n", "\(no)")
         #expect(!FileManager.default.fileExists(atPath: box.rootPEM))

@@ -35,11 +35,26 @@ struct InspectOffTests {
         #expect(box.tv("ca", "create").status == 0)
         box.write(box.bundle, box.rootPEM)
         #expect(box.tv("inspect", "on").status == 0)
-        try FileManager.default.removeItem(atPath: box.ca + "/leaf-key.pem")
+        try FileManager.default.removeItem(atPath: box.ca + "/root-key.pem")
         let status = box.tv("ca", "status")
         #expect(status.status == 1)
-        #expect(status.err == "Inspection was on, but the CA is in doubt (\(box.ca)/leaf-key.pem is missing while root.pem and root-key.pem are there); it is now off. Repair the CA, then `tv setup`.\n")
+        #expect(status.err == "Inspection was on, but the CA is in doubt (\(box.ca)/root-key.pem is missing while root.pem and leaf-key.pem are there); it is now off. Repair the CA, then `tv setup`.\n")
         #expect(status.out.contains("Something is in doubt (failed)"))
         #expect(!box.inspectionOn)
+    }
+
+    /// The leaf key carries no trust: a trial's missing one put the CA in doubt (inspection
+    /// turned off, advice to delete the root); now it is made again and inspection stays on.
+    @Test func aMissingLeafKeyIsMadeAgainAndInspectionStaysOn() throws {
+        let box = TVSandbox()
+        #expect(box.tv("ca", "create").status == 0)
+        box.write(box.bundle, box.rootPEM)
+        #expect(box.tv("inspect", "on").status == 0)
+        try FileManager.default.removeItem(atPath: box.ca + "/leaf-key.pem")
+        let status = box.tv("inspect", "status")
+        #expect(status.status == 0, "\(status.err)")
+        #expect(status.err == "The leaf key \(box.ca)/leaf-key.pem was missing; tv made a new one (ECDSA P-256). It is only the key tv's leaves carry: the root, and every device that trusts it, are unchanged.\n")
+        #expect(box.inspectionOn)
+        #expect(FileManager.default.fileExists(atPath: box.ca + "/leaf-key.pem"))
     }
 }

@@ -114,6 +114,9 @@ struct RemakeRemoveTests {
     @Test func removeWithAFailingApplyKeepsTheCAForARetry() throws {
         let box = TVSandbox()
         #expect(box.tv("ca", "create").status == 0)
+        // A file where the NSS folder should be: the store cannot be read (a folder with no
+        // database, or none at all, holds no root, and removing from it succeeds).
+        box.write(box.path + "/no-db", "not a folder")
         let result = box.tv("ca", "remove", "--yes", "--apply", "--trust-store", "nss:" + box.path + "/no-db")
         #expect(result.status == 1)
         #expect(result.err.contains("could not read the NSS database \(box.path)/no-db"))

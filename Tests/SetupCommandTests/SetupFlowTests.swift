@@ -40,6 +40,46 @@ struct SetupFlowTests {
         #expect(try box.sh("certutil", "-L", "-d", "sql:" + db).contains("C,,"))
     }
 
+    /// A trial's `tv setup --yes --trust-store nss:DIR` on an empty DIR said "Something is in doubt
+    /// (failed) … SEC_ERROR_BAD_DATABASE", exit 1, while `tv ca trust --apply` made the database.
+    @Test("an empty NSS folder: status says not installed (exit 0); setup --yes makes the database and ends with inspection on")
+    func yesWithAnEmptyNSSFolderEndsWithInspectionOn() throws {
+        let box = TVSandbox()
+        #expect(box.tv("ca", "create").status == 0)
+        let db = box.path + "/empty"
+        try FileManager.default.createDirectory(atPath: db, withIntermediateDirectories: true)
+        let status = box.tv("ca", "status", "--trust-store", "nss:" + db)
+        #expect(status.status == 0, "\(status.out)")
+        #expect(status.out.contains("  installed       no\n  usable for TLS  no (there is no NSS database in the folder yet; `tv ca trust --apply` makes one)\n"), "\(status.out)")
+        #expect(status.out.contains("Step 2+3 of 4 — Install and trust the root (not started)\n"), "\(status.out)")
+        #expect(!status.out.contains("in doubt") && !status.out.contains("SEC_ERROR"), "\(status.out)")
+        #expect(!FileManager.default.fileExists(atPath: db + "/cert9.db"), "asking makes nothing")
+        let result = box.tv("setup", "--yes", "--trust-store", "nss:" + db)
+        #expect(result.status == 0, "\(result.out)\n\(result.err)")
+        #expect(result.out.contains("→ create an empty NSS database in \(db), which has none (certutil -N --empty-password)\n→ add the root to the NSS database \(db) as 'TunnelVision Root CA "), "\(result.out)")
+        #expect(result.out.hasSuffix("Setup is complete. `tv inspect off` turns inspection off at any time.\n"), "\(result.out)")
+        #expect(box.inspectionOn)
+        #expect(try box.sh("certutil", "-L", "-d", "sql:" + db).contains("C,,"))
+    }
+
+    @Test("an NSS folder that does not exist yet (Chromium's ~/.pki/nssdb before its first start): not installed; setup --yes makes it 0700 with its database")
+    func yesWithAMissingNSSFolderMakesIt() throws {
+        let box = TVSandbox()
+        let db = box.path + "/.pki/nssdb"
+        let status = box.tv("ca", "create")
+        #expect(status.status == 0)
+        let asked = box.tv("ca", "status", "--trust-store", "nss:" + db)
+        #expect(asked.status == 0, "\(asked.out)")
+        #expect(asked.out.contains("  usable for TLS  no (the folder does not exist yet; `tv ca trust --apply` makes it and an NSS database in it)\n"), "\(asked.out)")
+        #expect(!FileManager.default.fileExists(atPath: box.path + "/.pki"))
+        let result = box.tv("setup", "--yes", "--trust-store", "nss:" + db)
+        #expect(result.status == 0, "\(result.out)\n\(result.err)")
+        #expect(result.out.contains("→ make the folder \(db) (0700, as Chromium would on its first start) and an empty NSS database in it (certutil -N --empty-password)\n"), "\(result.out)")
+        var st = stat()
+        for folder in [box.path + "/.pki", db] { #expect(stat(folder, &st) == 0 && st.st_mode & 0o777 == 0o700, "\(folder)") }
+        #expect(box.inspectionOn)
+    }
+
     @Test func yesWithTheSystemStoreStopsBeforeChangingIt() throws {
         let box = TVSandbox()
         let result = box.tv("setup", "--yes")

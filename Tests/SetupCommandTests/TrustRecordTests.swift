@@ -6,6 +6,8 @@ import Testing
 /// tv installed it into, says what it did, and lists only what is left.
 struct TrustRecordTests {
     static var hasCertutil: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/certutil") }
+    /// The last step of every install guide (`TrustGuides.forgetLacksRootStep`).
+    static let forgetStep = "Then `tv pinned forget --lacks-root`: a program that connected through tv before it trusted the root was remembered as lacking it, and its connections pass through untouched until then."
 
     @Test("an NSS folder without a database gets one, said before; with inspection on, the next step is not to turn it on")
     func nssFolderWithoutADatabase() throws {
@@ -94,7 +96,7 @@ struct TrustRecordTests {
         #expect(box.tv("ca", "create").status == 0)
         let root = box.ca + "/root.pem"
         let node = box.tv("ca", "trust", "--platform", "node")
-        #expect(node.out.hasSuffix("Node.js:\n  1. export NODE_EXTRA_CA_CERTS=\(root)   (read when node starts; it adds to Node's own list)\nThen start the program again: it reads its list when it starts.\n"), "\(node.out)")
+        #expect(node.out.hasSuffix("Node.js:\n  1. export NODE_EXTRA_CA_CERTS=\(root)   (read when node starts; it adds to Node's own list)\n  2. \(Self.forgetStep)\nStart the program again: it reads its list when it starts.\n"), "\(node.out)")
         let python = box.tv("ca", "trust", "--platform", "python")
         #expect(python.out.contains("Python requests (certifi):\n  1. cat \"$(python3 -m certifi)\" \(root) > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"   (in the shell that runs the program)\n"), "\(python.out)")
         let java = box.tv("ca", "trust", "--platform", "java")

@@ -54,6 +54,41 @@ struct FileTrustRuleTests {
         #expect(FileTrust.folderAbove(file(.directory, root, 0o2775), you: alice) == nil, "Debian's /usr/local, root:staff")
     }
 
+    @Test("the owner rule: the effective user's, whatever the mode, for a file, a folder and a secret file alike")
+    func ownerRule() {
+        #expect(FileTrust.owner(file(.regular, root, 0o644), you: root) == nil)
+        #expect(FileTrust.owner(file(.regular, alice, 0o600), you: root) == .ownedBy(alice, you: root))
+        #expect(FileTrust.owner(file(.regular, root, 0o600), you: alice) == .ownedBy(root, you: alice))
+        #expect(FileTrust.owner(file(.directory, alice, 0o700), you: alice) == nil)
+        #expect(FileTrust.owner(file(.symbolicLink, alice, 0o777), you: root) == .ownedBy(alice, you: root))
+        // One rule under each of the others.
+        #expect(FileTrust.secretFile(file(.regular, alice, 0o600), you: root) == FileTrust.owner(file(.regular, alice, 0o600), you: root))
+        #expect(FileTrust.ownFolder(file(.directory, alice, 0o700), you: root) == FileTrust.owner(file(.directory, alice, 0o700), you: root))
+    }
+
+    @Test("the CA's one sentence for another user's file or folder, or one others may write")
+    func caClause() {
+        #expect(FileTrustProblem.ownedBy(alice, you: root).caClause
+                == "belongs to alice, not to you (root), so the user alice could have replaced the CA")
+        #expect(FileTrustProblem.writableByOthers(mode: 0o770).caClause
+                == "can be written by other users (mode 0770), so they could have replaced the CA")
+        #expect(FileTrustProblem.openToOthers(mode: 0o666).caClause
+                == "can be read and written by other users (mode 0666), so they could have replaced the CA")
+        #expect(FileTrustProblem.symbolicLink.caClause == "is a symbolic link")
+        #expect(FileTrustProblem.notRegularFile.caClause == "is not a regular file")
+    }
+
+    @Test("tightening a folder of ours: bits only taken away, never given")
+    func tightened() {
+        #expect(FileModes.tightened(0o755, to: 0o700) == 0o700)
+        #expect(FileModes.tightened(0o750, to: 0o700) == 0o700)
+        #expect(FileModes.tightened(0o711, to: 0o700) == 0o700)
+        #expect(FileModes.tightened(0o555, to: 0o700) == 0o500)
+        #expect(FileModes.tightened(0o2755, to: 0o700) == 0o700)
+        #expect(FileModes.tightened(0o700, to: 0o700) == nil)
+        #expect(FileModes.tightened(0o500, to: 0o700) == nil)
+    }
+
     @Test("clauses and octal modes")
     func clauses() {
         #expect(FileTrust.octal(0o644) == "0644")
@@ -123,6 +158,28 @@ struct FileTrustDiskTests {
             #expect(symlink(base + "/disk-\(target)", base + "/linked-\(target)") == 0)
             try FileModes.makeDirectory(base + "/linked-\(target)", mode: 0o700)
             #expect(FileModes.permissions(of: base + "/disk-\(target)") == target, "\(String(target, radix: 8))")
+        }
+    }
+
+    @Test("FileModes.tightenFolder: a 0755 folder of ours becomes 0700; a 0700 one, a link's target and another user's folder are left as they are")
+    func tightenFolder() throws {
+        let base = try temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileManager.default.createDirectory(atPath: base + "/ca", withIntermediateDirectories: false)
+        chmod(base + "/ca", 0o755)
+        #expect(FileModes.tightenFolder(base + "/ca", to: 0o700) == 0o700)
+        #expect(FileModes.permissions(of: base + "/ca") == 0o700)
+        #expect(FileModes.tightenFolder(base + "/ca", to: 0o700) == nil)
+        try FileManager.default.createDirectory(atPath: base + "/elsewhere", withIntermediateDirectories: false)
+        chmod(base + "/elsewhere", 0o755)
+        #expect(symlink(base + "/elsewhere", base + "/link") == 0)
+        #expect(FileModes.tightenFolder(base + "/link", to: 0o700) == nil)
+        #expect(FileModes.permissions(of: base + "/elsewhere") == 0o755)
+        #expect(FileModes.tightenFolder(base + "/missing", to: 0o700) == nil)
+        if Self.isRoot {
+            chown(base + "/elsewhere", 65534, 65534)
+            #expect(FileModes.tightenFolder(base + "/elsewhere", to: 0o700) == nil)
+            #expect(FileModes.permissions(of: base + "/elsewhere") == 0o755)
         }
     }
 

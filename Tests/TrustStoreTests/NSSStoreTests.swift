@@ -27,14 +27,31 @@ struct NSSStoreTests {
         #expect(f.ask(.nss(db)).installed == .no)
     }
 
-    @Test func anUnreadableDatabaseIsUnknown() throws {
+    /// A trial's empty folder was "in doubt" (SEC_ERROR_BAD_DATABASE) to `tv ca status` and
+    /// `tv setup`, while `tv ca trust --apply` made a database there: no database is "not installed".
+    @Test("an empty folder and a missing one hold no database yet: not installed, not in doubt")
+    func noDatabaseYetIsNotInstalled() throws {
         let f = try StoreFixture()
-        let missing = f.path + "/nowhere"
-        #expect(f.ask(.nss(missing)).installed == .unknown(because: "the NSS database folder \(missing) does not exist"))
+        let missing = f.path + "/nowhere/nssdb"
+        #expect(f.ask(.nss(missing)) == TrustFacts(store: .nss(missing), installed: .no, usable: .no, finding: .nssNoDatabase(folderExists: false)))
         f.mkdir("empty")
-        let facts = f.ask(.nss(f.path + "/empty"))
-        #expect(facts.installed == .unknown(because: "certutil could not open the NSS database \(f.path)/empty (certutil: function failed: SEC_ERROR_BAD_DATABASE: security library: bad database.)"))
+        let empty = f.path + "/empty"
+        #expect(f.ask(.nss(empty)) == TrustFacts(store: .nss(empty), installed: .no, usable: .no, finding: .nssNoDatabase(folderExists: true)))
+        #expect(!FileManager.default.fileExists(atPath: empty + "/cert9.db"), "asking makes nothing")
+        #expect(!FileManager.default.fileExists(atPath: f.path + "/nowhere"), "asking makes nothing")
+    }
+
+    @Test("a database certutil cannot open, and a file in the folder's place, are unknown")
+    func anUnreadableDatabaseIsUnknown() throws {
+        let f = try StoreFixture()
+        f.mkdir("broken")
+        f.write("broken/cert9.db", "not a database")
+        let facts = f.ask(.nss(f.path + "/broken"))
+        guard case .unknown(let because) = facts.installed else { Issue.record("\(facts)"); return }
+        #expect(because.hasPrefix("certutil could not open the NSS database \(f.path)/broken ("), "\(because)")
         #expect(facts.usable == facts.installed)
+        f.write("file", "x")
+        #expect(f.ask(.nss(f.path + "/file")).installed == .unknown(because: "\(f.path)/file is a file, not an NSS database folder"))
     }
 
     @Test func withoutCertutilTheAnswerIsUnknown() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import LocalCA
 import Testing
+import TVHome
 import TrustStore
 
 /// Putting the root into, and taking it out of, bundles, hashed folders and NSS databases.
@@ -61,5 +62,20 @@ struct StoreEditorTests {
         #expect(f.ask(.nss(db)).finding == .nssAbsent)
         try StoreEditor.trustInNSS(db, root: f.ca.root, rootPath: f.caFolder.rootPath, nickname: "TunnelVision Root CA x", environment: f.environment)
         #expect(f.ask(.nss(db)).finding == .nssTrusted(nickname: "TunnelVision Root CA x"))
+    }
+
+    @Test("createNSSDatabase makes a missing folder (and its parents) 0700, then the database; the root then goes in")
+    func nssDatabaseInAMissingFolder() throws {
+        let f = try StoreFixture()
+        let db = f.path + "/home/.pki/nssdb"
+        try StoreEditor.createNSSDatabase(db, environment: f.environment)
+        #expect(FileModes.permissions(of: f.path + "/home/.pki") == 0o700)
+        #expect(FileModes.permissions(of: db) == 0o700)
+        #expect(NSSDatabase.state(db) == .present)
+        #expect(f.ask(.nss(db)).finding == .nssAbsent)
+        try StoreEditor.trustInNSS(db, root: f.ca.root, rootPath: f.caFolder.rootPath, nickname: "TunnelVision Root CA x", environment: f.environment)
+        #expect(f.ask(.nss(db)).usable == .yes)
+        // Removing from a folder with no database finds nothing to remove.
+        #expect(try StoreEditor.removeFromNSS(f.path + "/none", root: f.ca.root, environment: f.environment) == [])
     }
 }

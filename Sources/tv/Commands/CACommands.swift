@@ -3,6 +3,7 @@ import Foundation
 import LocalCA
 import TVCore
 import TVHome
+import Wire
 
 /// `tv ca …`: create, import, status/show, export, issue.
 enum CACommands {
@@ -107,7 +108,9 @@ enum CACommands {
     static func loadPresent(_ inv: Invocation) throws -> (CertificateAuthority, CAFolder) {
         let folder = CAFolder(home: try inv.home())
         switch folder.load() {
-        case .present(let ca): return (ca, folder)
+        case .present(let ca):
+            if let remade = ca.leafKeyRemade { inv.console.note(remade.sentence) }
+            return (ca, folder)
         case .absent: throw CAError.absent(directory: folder.directory)
         case .doubt(let doubt): throw CAError.inDoubt(doubt)
         }
@@ -179,9 +182,26 @@ enum CACommands {
         return 0
     }
 
+    /// The names as a certificate carries them: each international label as its A-label
+    /// (`IDNA.asciiHost`, libidn2, as the proxy converts SNI and CONNECT hosts), so `bücher.test`
+    /// is issued as `xn--bcher-kva.test` (it was refused with advice to convert it by hand,
+    /// though tv links libidn2: a trial). A wildcard label and addresses are left as typed.
+    /// - Throws: `CAError.invalidName` with libidn2's reason when IDNA refuses a label.
+    static func issueNames(_ names: [String]) throws -> [String] {
+        try names.map { name in
+            guard IDNA.isInternational(name) else { return name }
+            let labels = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            return try labels.map { label in
+                do throws(IDNARefusal) { return try IDNA.asciiHost(label) } catch {
+                    throw CAError.invalidName(name, reason: "'\(TerminalText.line(label))' is not a valid international label (IDNA: \(error.reason))")
+                }
+            }.joined(separator: ".")
+        }
+    }
+
     static func issue(_ inv: Invocation) throws -> Int32 {
         let keyType = try inv.command.value("key").map(KeyType.parse) ?? .ecdsaP256
-        let identity = try LeafIdentity(names: inv.command.positionals)
+        let identity = try LeafIdentity(names: try issueNames(inv.command.positionals))
         let (ca, _) = try loadPresent(inv)
         let leaf = try ca.issue(for: identity, keyType: keyType, now: inv.now)
         let dir = inv.command.value("out-dir") ?? FileManager.default.currentDirectoryPath
@@ -217,7 +237,9 @@ enum CACommands {
         try FileModes.writeAtomically(leaf.certificate.pem, to: certPath, mode: 0o644)
         try FileModes.writeAtomically(leaf.chainPEM, to: chainPath, mode: 0o644)
         try FileModes.writeAtomically(leaf.root.pem, to: rootPath, mode: 0o644)
-        inv.console.line("Issued a certificate for \(identity.subjectAlternativeNames.map(\.description).joined(separator: ", ")), valid until \(Timestamp.utc(leaf.certificate.notAfter)).")
+        let typed = inv.command.positionals.filter(IDNA.isInternational)
+        let asTyped = typed.isEmpty ? "" : " (\(typed.map(TerminalText.line).joined(separator: ", ")) as A-labels)"
+        inv.console.line("Issued a certificate for \(identity.subjectAlternativeNames.map(\.description).joined(separator: ", "))\(asTyped), valid until \(Timestamp.utc(leaf.certificate.notAfter)).")
         inv.console.line("  certificate  \(certPath)")
         inv.console.line("  chain        \(chainPath) (what a server sends: the certificate and its intermediates, none here; not the root)")
         inv.console.line("  key          \(keyPath) (0600)")

@@ -43,8 +43,11 @@ enum CAStatusCommand {
         for store in stores {
             if let report, report.store == store { snapshots.append(report.snapshot) }
             else {
-                snapshots.append(SetupSnapshot.read(home: home, store: store, inspectionEnabled: enabled ?? false,
-                                                    environment: inv.environment, now: inv.now))
+                let snapshot = SetupSnapshot.read(home: home, store: store, inspectionEnabled: enabled ?? false,
+                                                  environment: inv.environment, now: inv.now)
+                // The read that made a new leaf key says so (the settings could not be read first).
+                if let remade = snapshot.leafKeyNotice { notices.append(remade) }
+                snapshots.append(snapshot)
             }
         }
         let caReport = CAStatusReport(state: snapshots[0].caState, folder: folder)

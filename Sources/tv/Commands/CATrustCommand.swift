@@ -38,7 +38,7 @@ enum CATrustCommand {
             if case .nss(directory: nil) = target {
                 inv.console.line("Then check with `tv ca status --trust-store nss:$HOME/.pki/nssdb` (or the Firefox profile folder).")
             } else if case .runtime = target {
-                inv.console.line("Then start the program again: it reads its list when it starts.")
+                inv.console.line("Start the program again: it reads its list when it starts.")
             } else {
                 inv.console.line("Then check on that device; tv on this machine cannot ask its trust store.")
             }
@@ -70,6 +70,8 @@ enum CATrustCommand {
         if let installed = storeOf(target), let note = TrustInstallRecord.remember(installed, sha256: root.sha256, home: home) {
             inv.console.note("tv: " + note)
         }
+        // What was remembered as lacking the root was said before this trust (`LacksRootMemory`).
+        if let forgotten = LiveSession.lacksRootForgotten(home) { inv.console.line(forgotten) }
         if let installed = storeOf(target), !replaced.isEmpty {
             let report = ReplacedRoots.takeOut(home: home, from: installed, current: root, environment: inv.environment) { inv.console.line("→ " + $0) }
             for (old, each) in report.takenOut { inv.console.line("Took the replaced root \(old.commonName) (SHA-256 \(old.sha256)) out of \(StoreWords.name(each)).") }

@@ -54,8 +54,10 @@ enum FlowCommands {
         options: [json],
         subcommands: [
             CommandSpec(name: "list", summary: "List them, \"pinned\" and \"lacks tv's root\" rows (the default).", options: [json]),
-            CommandSpec(name: "forget", summary: "Forget a host, every client and kind, so tv tries to inspect it again.",
-                        positionals: [PositionalSpec("HOST", help: "The host name, as `tv pinned` lists it.")]),
+            CommandSpec(name: "forget", summary: "Forget a host, every client and kind, so tv tries to inspect it again; or, with --lacks-root, every client remembered as lacking tv's root.",
+                        discussion: "Once a program trusts tv's root, `tv pinned forget --lacks-root` has the clients that reached tv before it did inspected again (each trust guide ends with it); one that still lacks the root is refused once more and remembered again.",
+                        options: [OptionSpec("lacks-root", help: "Forget every client remembered as lacking tv's root, whatever its host.")],
+                        positionals: [PositionalSpec("HOST", help: "The host name, as `tv pinned` lists it.", optional: true)]),
         ],
         defaultSubcommand: "list")
 
@@ -243,7 +245,7 @@ enum FlowCommands {
             inv.console.line((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 + "  " + row[3])
         }
-        inv.console.line("The count is of refusals tv saw (what taught it), not of connections passed through since. tv passes these clients' connections to these hosts through unread. A client that lacks tv's root: give it the root (`tv ca export`), then `tv pinned forget HOST`; the same command tries inspecting a pinned one again.")
+        inv.console.line("The count is of refusals tv saw (what taught it), not of connections passed through since. tv passes these clients' connections to these hosts through unread. A client that lacks tv's root: give it the root (`tv ca export`), then `tv pinned forget HOST` (or `--lacks-root` for all of them); the same command tries inspecting a pinned one again.")
         inv.console.line(Self.retryNote)
         return 0
     }
@@ -253,9 +255,21 @@ enum FlowCommands {
     static let retryNote = "Not listed: a client that closed right after its handshake with tv in a running session (possible pinning, or a probe such as `openssl s_client </dev/null`) has its next connection to that host and port passed through; it is listed here once it makes that connection."
 
     static func pinnedForget(_ inv: Invocation) throws -> Int32 {
+        if inv.command.has("lacks-root") {
+            guard inv.command.positionals.isEmpty else {
+                throw UsageRefusal("Give a HOST or --lacks-root, not both: --lacks-root forgets every client remembered as lacking tv's root, whatever its host.")
+            }
+            let home = try inv.existingHome()
+            inv.console.line(LiveSession.lacksRootForgotten(home)
+                ?? "No client is remembered as lacking tv's root; nothing to forget.")
+            return 0
+        }
+        guard let given = inv.command.positionals.first else {
+            throw UsageRefusal("'tv pinned forget' needs a HOST (as `tv pinned` lists it), or --lacks-root for every client remembered as lacking tv's root.")
+        }
         // `tv pinned` lists HOST:PORT (and [v6]:PORT): taken as the host, every port of it (a
         // trial's copy of the listed name was refused).
-        let host = pinnedHost(inv.command.positionals[0])
+        let host = pinnedHost(given)
         let store = try openStore(inv)
         defer { store.close() }
         // Every client, port and kind for the host, and an older tv's host-wide pin.

@@ -1,3 +1,4 @@
+import CertificateSetup
 import CommandLineParser
 import ControlChannel
 import Foundation
@@ -285,11 +286,11 @@ enum RunCommands {
     static func offerCA(_ inv: Invocation, options: Session.Options, home: TVHome, beforeAsking: () -> Void = {}) throws {
         guard let asked = ForcedSessionOption.asked(by: options) else { return }
         let folder = CAFolder(home: home)
-        guard case .absent = folder.load() else { return }
+        guard case .absent = folder.load(remakingLeafKey: false) else { return }
         if !inv.yes {
             guard inv.console.stdinIsTerminal else { return }
             beforeAsking()
-            inv.console.note("\(asked.rawValue) needs a certificate authority, and there is none yet. tv would make one in \(folder.directory); its private key never leaves this machine, and clients trust tv's certificates only once given its root.")
+            inv.console.note("\(asked.rawValue) needs a certificate authority, and there is none yet. tv would make one in \(folder.directory); its private key \(SetupText.keyStays(in: "that folder")). Clients trust tv's certificates only once given its root.")
             guard inv.console.confirm("Create it now?") else { return }
         }
         try home.ensureExists()

@@ -69,9 +69,12 @@ enum SetupCommand {
                     let told = LiveSession.caChanged(inv)
                     progress.lastFailure = nil
                     inv.console.line("Created the certificate: \(ca.root.subject), SHA-256 \(Hex.encode(ca.root.sha256, separator: ":", uppercase: true)).")
-                    inv.console.line("Its private key is in \(CAFolder(home: home).directory) and never leaves this machine.")
+                    inv.console.line("Its private key \(SetupText.keyStays(in: CAFolder(home: home).directory)).")
                     if let told { inv.console.line(told) }
                     inv.console.line("")
+                } catch let error as CAError where error == .madeAtTheSameMoment(directory: CAFolder(home: home).directory) {
+                    // Another tv's CA is complete: the next check goes on from it.
+                    inv.console.line(error.message)
                 } catch let error as UserFacingError {
                     progress.lastFailure = SetupFailure(step: .create, reason: error.message)
                     if inv.yes { inv.console.note("tv: " + error.message); return 1 }
@@ -189,6 +192,7 @@ enum SetupCommand {
                                        dataDir: home.path) { inv.console.line("→ " + $0) }
             let sha256 = RootDescription(ca, folder: CAFolder(home: home)).sha256
             if let note = TrustInstallRecord.remember(store, sha256: sha256, home: home) { inv.console.note("tv: " + note) }
+            if let forgotten = LiveSession.lacksRootForgotten(home) { inv.console.line(forgotten) }
             progress.lastFailure = nil
             progress.waitingOnUser = false
             return true

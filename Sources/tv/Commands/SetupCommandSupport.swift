@@ -26,6 +26,21 @@ enum LiveSession {
         let said = [told, LacksRootMemory.sentence(forgotten)].compactMap { $0 }
         return said.isEmpty ? nil : said.joined(separator: "\n")
     }
+
+    /// Forgets the clients remembered as lacking tv's root once trust changed (tv put the root in
+    /// a store, or `tv pinned forget --lacks-root`), and tells every running session
+    /// (`LacksRootMemory`, `.trustChanged`).
+    /// - Returns: what to say (nil: nothing was remembered, and no session had to be told).
+    static func lacksRootForgotten(_ home: TVHome) -> String? {
+        let forgotten = LacksRootMemory.forget(home: home)
+        let told = ControlSocketNotifier(home: home).lacksRootForgotten()
+        var failure: String?
+        if case .failed(let reason) = told {
+            failure = "The running session could not be told (\(reason)); it forgets them when it restarts (`tv stop`, then `tv run`)."
+        }
+        let said = [LacksRootMemory.sentence(forgotten, .trustChanged), failure].compactMap { $0 }
+        return said.isEmpty ? nil : said.joined(separator: "\n")
+    }
 }
 
 extension Invocation {

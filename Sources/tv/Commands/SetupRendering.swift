@@ -81,6 +81,7 @@ enum SetupRendering {
     static func runtimeLines(rootPath: String) -> [String] {
         ["Programs that keep their own list of roots (trusting the store does not reach them):"]
             + RuntimeTrust.all.map { "  " + $0.line(rootPath: rootPath) }
+            + ["  " + TrustGuides.forgetLacksRootStep]
     }
 
     static func guideLines(_ guide: TrustGuide) -> [String] {
