@@ -252,6 +252,16 @@ public final class FlowWriter: Sendable {
         return queue.perform({ $0.writeOpenExchanges() }, waitingUntil: deadline) || DispatchTime.now() < deadline
     }
 
+    /// Writes the rows of requests made before `cutoff` (µs since the epoch) without their query
+    /// from now on: `tv content delete` in a live session takes the queries of the rows written
+    /// so far, and a request made before it whose row came later (open then, or queued) kept its
+    /// own, shown beside its deleted content (a trial). Waits, at most until `deadline`, for the
+    /// writer thread to take it (between batches: a batch being written is committed first).
+    /// - Returns: false when the writer is stopping, or the deadline came first.
+    public func removeQueries(requestedBefore cutoff: Int64, waitingUntil deadline: DispatchTime) -> Bool {
+        queue.perform({ $0.removeQueries(before: cutoff) }, waitingUntil: deadline)
+    }
+
     /// Writes what is queued, stops the thread and closes its connection; later events are
     /// dropped. Idempotent; also done on deinit.
     /// - Parameter interruptingOpenFlows: true when the caller has closed every flow it opened

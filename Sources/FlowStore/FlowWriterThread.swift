@@ -26,6 +26,9 @@ final class FlowWriterThread: QueueWriter {
     private var unwritten: UnwrittenFlows
     /// Exchanges still open, held back so most are written once, at their end.
     private var openExchanges = OpenExchangeHold()
+    /// Rows of requests made before this time (µs since the epoch) are written without their
+    /// query (`FlowWriter.removeQueries(requestedBefore:waitingUntil:)`).
+    private var queriesRemovedBefore: Int64?
     private var health = WriteHealth()
     /// Failed attempts since the last one that succeeded (the backoff's count).
     private var failuresInARow = 0
@@ -122,6 +125,21 @@ final class FlowWriterThread: QueueWriter {
         attempt(batch.events) ? 0 : batch.count
     }
 
+    /// From now on, writes the rows of requests made before `cutoff` without their query.
+    func removeQueries(before cutoff: Int64) {
+        queriesRemovedBefore = max(queriesRemovedBefore ?? cutoff, cutoff)
+    }
+
+    /// `events` with the query taken out of each exchange row requested before
+    /// `queriesRemovedBefore` (one comparison a row once those have gone by).
+    private func removingQueries(_ events: [FlowEvent]) -> [FlowEvent] {
+        guard let cutoff = queriesRemovedBefore else { return events }
+        return events.map { event in
+            guard case var .exchange(exchange) = event, exchange.requestTime < cutoff, exchange.removeQuery() else { return event }
+            return .exchange(exchange)
+        }
+    }
+
     /// Writes every exchange held open now (`FlowWriter.flush`).
     func writeOpenExchanges() {
         guard openExchanges.count > 0 else { return }
@@ -149,7 +167,7 @@ final class FlowWriterThread: QueueWriter {
         let represented = unwritten.representedEvents
         let backlog = unwritten.isEmpty ? [] : unwritten.takeAll()
         let taken = backlog.isEmpty ? batch : backlog + batch
-        let events = openExchanges.sift(taken, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges)
+        let events = removingQueries(openExchanges.sift(taken, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges))
         guard !events.isEmpty else { return true }
         guard writer != nil || reopenDue else {
             // Not tried: they wait with the others for the next attempt.

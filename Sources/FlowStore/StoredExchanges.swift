@@ -276,10 +276,8 @@ extension StoredExchanges {
             var stripped = 0
             for found in run(runs) {
                 guard case var .success(exchange) = found.exchange else { continue runs }
-                if let mark = exchange.path.firstIndex(of: "?"), cutoff.map({ exchange.requestTime < $0 }) ?? true,
-                   since.map({ exchange.requestTime >= $0 }) ?? true {
-                    exchange.path = String(exchange.path[..<mark])
-                    exchange.queryRemoved = true
+                if cutoff.map({ exchange.requestTime < $0 }) ?? true, since.map({ exchange.requestTime >= $0 }) ?? true,
+                   exchange.removeQuery() {
                     stripped += 1
                 }
                 encoder.append(exchange)
@@ -311,5 +309,18 @@ private extension Array where Element == ExchangeRecord {
     func uniqued() -> [ExchangeRecord] {
         var seen = Set<Int64>()
         return filter { seen.insert($0.id).inserted }
+    }
+}
+
+extension ExchangeRecord {
+    /// Takes the query out of `path` (from its first `?`, as the SQL above does) and sets
+    /// `queryRemoved`, as content's deletion or expiry leaves a row. Pure.
+    /// - Returns: false when the path had no query (nothing changed).
+    @discardableResult
+    public mutating func removeQuery() -> Bool {
+        guard let mark = path.firstIndex(of: "?") else { return false }
+        path = String(path[..<mark])
+        queryRemoved = true
+        return true
     }
 }

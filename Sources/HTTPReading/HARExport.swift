@@ -38,6 +38,7 @@ public enum HARExport {
         var fromRows = 0
         var unreadable = 0
         var pastBudget = 0
+        var deleted = 0
         for flow in flows {
             for (position, exchange) in flow.conversation.exchanges.enumerated() {
                 guard let request = exchange.request else {
@@ -51,17 +52,18 @@ public enum HARExport {
             }
             for row in flow.rows {
                 entries.append((row.requestTime, HARRowEntry.entry(row, flow: flow)))
-                switch flow.rowsSource {
-                case .contentNotKept: fromRows += 1
-                case .contentUnreadable: unreadable += 1
-                case .requestNotKept: pastBudget += 1
+                switch flow.source(of: row).tally {
+                case .notKept: fromRows += 1
+                case .unreadable: unreadable += 1
+                case .pastBudget: pastBudget += 1
+                case .deleted: deleted += 1
                 }
             }
         }
         entries.sort { $0.0 < $1.0 }
         var comment = "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") from \(flows.count) flow\(flows.count == 1 ? "" : "s")"
         if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by the recording budget, or not all recorded)" }
-        for note in HARRowEntry.logNotes(notKept: fromRows, unreadable: unreadable, pastBudget: pastBudget) { comment += "; " + note }
+        for note in HARRowEntry.logNotes(notKept: fromRows, unreadable: unreadable, pastBudget: pastBudget, deleted: deleted) { comment += "; " + note }
         if skipped > 0 { comment += "; \(skipped) response\(skipped == 1 ? "" : "s") without a recorded request left out" }
         return .object([("log", .object([
             ("version", .string("1.2")),

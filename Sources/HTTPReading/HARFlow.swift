@@ -22,8 +22,12 @@ public struct HARFlow: Sendable {
     /// not kept; beside `conversation`, the rows of requests the kept content lacks (the flow's
     /// recording budget ran out before them). `rowsSource` says which.
     public var rows: [ExchangeRecord]
-    /// Why `rows` are written from their rows rather than from kept content.
+    /// Why `rows` are written from their rows rather than from kept content (`source(of:)`
+    /// says it of each: a row made before a deleted start is said as deleted).
     public var rowsSource: HARRowEntry.Source = .contentNotKept
+    /// The start of the flow's kept content was deleted (`conversation.deletedStart`, or the
+    /// reason its turns could not be read); nil when what is kept begins with the connection.
+    public var deletedStart: DeletedStart?
     /// Each of `conversation.exchanges`' exchange rows (nil where there is none, and for an
     /// exchange without a request), set by `pairRows` and kept aligned when exchanges are
     /// filtered: an entry whose response the content lacks (the recording budget ran out), or
@@ -54,25 +58,15 @@ public struct HARFlow: Sendable {
         return (host ?? serverAddress) + (defaultPort ? "" : ":\(serverPort)")
     }
 
-    /// Pairs `rows` (the flow's exchange rows) with `conversation.exchanges`: HTTP/2 by stream
-    /// id, HTTP/1 by the request's place (the row's `sequence`, from 1).
+    /// Pairs `rows` (the flow's exchange rows) with `conversation.exchanges` (`ExchangeRowMatch`:
+    /// HTTP/2 by stream, pushed ones too; HTTP/1 in order by the time and target of each kept
+    /// request, so a kept content whose start was deleted pairs with the rows it really holds).
+    /// An exchange without a request gets none here (`addRowsLackingRequests` sees to those).
     public mutating func pairRows(_ rows: [ExchangeRecord]) {
-        // Looked up by key, the first row of each (a scan of the rows per exchange made a flow
-        // of 100,000 reset streams take minutes and 600 MB to export: a trial).
-        var byStream: [Int64: ExchangeRecord] = [:], bySequence: [Int64: ExchangeRecord] = [:]
-        for row in rows {
-            if let stream = row.streamID {
-                if byStream[stream] == nil { byStream[stream] = row }
-            } else if bySequence[Int64(row.sequence)] == nil {
-                bySequence[Int64(row.sequence)] = row
-            }
-        }
-        var index = 0
-        exchangeRows = conversation.exchanges.map { exchange -> ExchangeRecord? in
-            guard exchange.request != nil else { return nil }
-            index += 1
-            if let stream = exchange.streamID { return byStream[Int64(stream)] }
-            return bySequence[Int64(index)]
+        let pairs = ExchangeRowMatch.pair(conversation.exchanges, rows: rows, flowStart: startTime)
+        exchangeRows = zip(conversation.exchanges, pairs).map { exchange, index in
+            guard exchange.request != nil, let index else { return nil }
+            return rows[index]
         }
     }
 
@@ -95,7 +89,8 @@ public struct HARFlow: Sendable {
         guard !lacking.isEmpty else { return }
         rows = lacking
         rowsSource = .requestNotKept
-        var dropping = lacking.count
+        // Rows made before a deleted start have no response kept either.
+        var dropping = lacking.count { source(of: $0) == .requestNotKept }
         let aligned = exchangeRows.count == conversation.exchanges.count ? exchangeRows : Array(repeating: nil, count: conversation.exchanges.count)
         let kept = zip(conversation.exchanges, aligned).filter { exchange, _ in
             guard exchange.request == nil, dropping > 0 else { return true }
@@ -104,6 +99,14 @@ public struct HARFlow: Sendable {
         }
         conversation.exchanges = kept.map(\.0)
         exchangeRows = kept.map(\.1)
+    }
+
+    /// Why `row` (one of `rows`) is written from its row: `rowsSource`, except that a row made
+    /// before the deleted start of what is kept went with it (`DeletedStart.precedes`) — not the
+    /// budget's doing, nor content never kept (a trial's HAR said both of such rows).
+    public func source(of row: ExchangeRecord) -> HARRowEntry.Source {
+        guard let deletedStart, deletedStart.precedes(row, flowStart: startTime) else { return rowsSource }
+        return .contentDeleted(deletedStart)
     }
 
     /// The row paired with `conversation.exchanges[position]`, if any.

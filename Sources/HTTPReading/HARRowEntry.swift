@@ -23,6 +23,43 @@ public enum HARRowEntry {
         /// Content was kept, but its bytes cannot be read (its segment file was deleted, moved
         /// or cut): said as that, not as content that was never kept (a trial).
         case contentUnreadable
+        /// Made before what is kept of its flow begins: its bytes went with the deleted start.
+        case contentDeleted(DeletedStart)
+        /// Kept after a deleted start, in turns that cannot be read from the middle (`http2`:
+        /// HTTP/2, whose header compression state went with the start).
+        case unreadableAfterDeletion(DeletedStart, http2: Bool)
+
+        /// The comment's first part: where the entry comes from and why.
+        public var sentence: String {
+            switch self {
+            case .contentNotKept: return "from the exchange row: content was not kept, so no headers, cookies or bodies"
+            case .requestNotKept: return "from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies"
+            case .contentUnreadable:
+                return "from the exchange row: the kept content cannot be read (its segment file is gone or cut), so no headers, cookies or bodies"
+            case let .contentDeleted(deleted):
+                return "from the exchange row: it was made before what is kept of its connection begins — \(deleted.clause) — so no headers, cookies or bodies"
+            case let .unreadableAfterDeletion(deleted, http2):
+                var reason = deleted.unreadable(http2: http2)
+                if reason.hasSuffix(".") { reason.removeLast() }
+                return "from the exchange row, its bytes kept but not readable: " + reason.prefix(1).lowercased() + reason.dropFirst()
+                    + "; no headers, cookies or bodies"
+            }
+        }
+
+        /// Which count of the log's comment the entry falls in.
+        public var tally: Tally {
+            switch self {
+            case .contentNotKept: return .notKept
+            case .requestNotKept: return .pastBudget
+            case .contentUnreadable: return .unreadable
+            case .contentDeleted, .unreadableAfterDeletion: return .deleted
+            }
+        }
+    }
+
+    /// The counts of entries from rows the log's comment gives (`logNotes`).
+    public enum Tally: Sendable, Equatable {
+        case notKept, unreadable, pastBudget, deleted
     }
 
     /// The entry for `row` of `flow` (`flow.rowsSource` says why it is from the row).
@@ -46,7 +83,7 @@ public enum HARRowEntry {
             ("timings", .object([("send", .double(timing.send)), ("wait", .double(timing.wait)), ("receive", .double(timing.receive))])),
             ("serverIPAddress", .string(flow.serverAddress)),
             ("connection", .string(String(flow.id))),
-            ("comment", .string(comment(row, source: flow.rowsSource))),
+            ("comment", .string(comment(row, source: flow.source(of: row)))),
             ("_tv", .object([("request", .int(row.id)), ("state", .string(row.state.rawValue))])),
         ]
         if let program = flow.program { fields.append(("_program", program)) }
@@ -54,9 +91,10 @@ public enum HARRowEntry {
     }
 
     /// The log comment's parts for `notKept` entries from the rows of flows whose content was
-    /// not kept, `unreadable` from rows of flows whose kept content cannot be read, and
-    /// `pastBudget` from rows of requests past a flow's recording budget.
-    public static func logNotes(notKept: Int, unreadable: Int = 0, pastBudget: Int) -> [String] {
+    /// not kept, `unreadable` from rows of flows whose kept content cannot be read,
+    /// `pastBudget` from rows of requests past a flow's recording budget, and `deleted` from
+    /// rows whose content went with the deleted start of their flow's.
+    public static func logNotes(notKept: Int, unreadable: Int = 0, pastBudget: Int, deleted: Int = 0) -> [String] {
         var notes: [String] = []
         if notKept > 0 { notes.append("\(notKept) from exchange rows alone (content was not kept: no headers, bodies or query strings)") }
         if unreadable > 0 {
@@ -65,8 +103,12 @@ public enum HARRowEntry {
         if pastBudget > 0 {
             notes.append("\(pastBudget) from exchange rows alone (requests past their flow's recording budget: no headers or bodies)")
         }
+        if deleted > 0 {
+            notes.append("\(deleted) from exchange rows alone (the start of their connection's kept content was deleted, and with it their own or what reading the rest needs: no headers or bodies)")
+        }
         return notes
     }
+
 
     /// `send`, `wait`, `receive` in milliseconds; 0 where the row does not tell. `send` runs
     /// from the request's first byte to its last (`requestEndTime`), or to the response's first
@@ -100,13 +142,7 @@ public enum HARRowEntry {
 
     /// What the entry is made of and where it stands, in one line.
     public static func comment(_ row: ExchangeRecord, source: Source = .contentNotKept) -> String {
-        var notes: [String]
-        switch source {
-        case .contentNotKept: notes = ["from the exchange row: content was not kept, so no headers, cookies or bodies"]
-        case .requestNotKept: notes = ["from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies"]
-        case .contentUnreadable:
-            notes = ["from the exchange row: the kept content cannot be read (its segment file is gone or cut), so no headers, cookies or bodies"]
-        }
+        var notes = [source.sentence]
         if row.queryRemoved { notes.append("the query string was not kept, so the URL ends at the path") }
         if let stream = row.streamID { notes.append("HTTP/2 stream \(stream)") }
         if row.upgrade { notes.append("switched protocols") }

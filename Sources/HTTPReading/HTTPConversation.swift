@@ -15,6 +15,9 @@ public struct HTTPConversation: Sendable, Equatable {
     public var problems: [ReadingProblem]
     /// Notes that are not problems (e.g. the connection switched protocols).
     public var notes: [String]
+    /// The start of what was kept was deleted, and reading began at the first request kept
+    /// whole after it (`notes` says so first); nil when the turns begin with the connection.
+    public var deletedStart: DeletedStart?
 
     public init(version: String, exchanges: [HTTPExchange] = [], connectionLines: [ConnectionLine] = [],
                 problems: [ReadingProblem] = [], notes: [String] = []) {

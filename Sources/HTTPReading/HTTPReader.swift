@@ -13,6 +13,7 @@ public enum HTTPReader {
         guard let first = turns.first else {
             return .notHTTP(reason: "Nothing was kept of this flow, so there is nothing to read as HTTP.")
         }
+        if let deleted = DeletedStart(turns.map(\.turn)) { return read(turns, after: deleted) }
         guard let client = turns.first(where: { $0.turn.direction == .clientToServer }) else {
             if first.bytes.starts(with: Array("HTTP/1.".utf8)) { return .conversation(HTTP1Reader.read(turns)) }
             return .notHTTP(reason: "Only the server spoke, and not in HTTP/1, so this is not read as HTTP.")
@@ -29,6 +30,35 @@ public enum HTTPReader {
             return .conversation(HTTP1Reader.read(turns))
         }
         return .notHTTP(reason: "The client's first turn starts with \(describe(bytes)), which is neither an HTTP/1 request line nor the HTTP/2 preface; this is another protocol.")
+    }
+
+    /// Turns that begin after their connection did (`DeletedStart`): HTTP/1 is read from the
+    /// first client turn that starts with a request line — the turns before it hold the rest of
+    /// what was said before the deletion, whose requests went with it (a response there was
+    /// paired with the next request kept: a trial) — and HTTP/2 never is: without the start its
+    /// header blocks cannot be decoded (RFC 7541 §2.3.2: each one changes the table the next is
+    /// read with), nor its streams told apart from the ones before.
+    static func read(_ turns: [RecordedTurn], after deleted: DeletedStart) -> HTTPReadResult {
+        guard let start = turns.firstIndex(where: { $0.turn.direction == .clientToServer && looksLikeRequestLine($0.bytes) }) else {
+            return .startDeleted(deleted, http2: turns.contains { !$0.turn.startDeleted && looksLikeHTTP2Frames($0.bytes) })
+        }
+        var conversation = HTTP1Reader.read(Array(turns[start...]))
+        conversation.deletedStart = deleted
+        conversation.notes.insert(deleted.readingStarts(at: turns[start].turn.number), at: 0)
+        return .conversation(conversation)
+    }
+
+    /// Whether `bytes` start with HTTP/2 frames (RFC 9113 §4.1): up to four frame headers, each
+    /// of a type §6 defines (0x0–0x9) with the stream id's reserved bit clear, the last one's
+    /// payload ending with the bytes or going on past them (a frame may go on in a later turn).
+    static func looksLikeHTTP2Frames(_ bytes: [UInt8]) -> Bool {
+        var at = 0, frames = 0
+        while frames < 4, at + 9 <= bytes.count {
+            guard bytes[at + 3] <= 0x09, bytes[at + 5] & 0x80 == 0 else { return false }
+            at += 9 + (Int(bytes[at]) << 16 | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]))
+            frames += 1
+        }
+        return frames > 0 && (frames == 4 || at >= bytes.count)
     }
 
     /// `METHOD SP` (a token of letters) and, when the line is complete, ` HTTP/1.x` at its end.

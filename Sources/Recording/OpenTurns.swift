@@ -175,14 +175,15 @@ struct OpenTurns {
     }
 
     /// Forgets what every open turn holds (`tv content delete`, between batches): their later
-    /// bytes, if any, are written as the turn, incomplete; a turn that gets none has no row.
+    /// bytes, if any, are written as the turn, marked `startDeleted` (not `incomplete`: nothing
+    /// was lost while recording, and a trial's turn blamed the recording queue); a turn that
+    /// gets none has no row.
     mutating func forgetHeld() {
         for index in open.indices where open.values[index].isOpen {
             open.values[index].count = 0
             open.values[index].hasCarried = false
             open.values[index].firstPiece = -1
             open.values[index].lastPiece = -1
-            open.values[index].lost = true
             open.values[index].forgotten = true
         }
         carried = [:]
@@ -227,7 +228,12 @@ struct OpenTurns {
         if buffer.forgotten && buffer.count == 0 {
             return Finished(flow: flow, turn: final, carried: [], firstPiece: -1, deleted: true)
         }
-        if buffer.lost || buffer.count != final.keptBytes {
+        if buffer.forgotten {
+            // What came after the deletion, whole unless the writer lost some of it too.
+            final.keptBytes = buffer.count
+            final.startDeleted = true
+            final.incomplete = final.incomplete || buffer.lost
+        } else if buffer.lost || buffer.count != final.keptBytes {
             // Only a loss of the writer's own changes the recorder's figures; a mismatch
             // otherwise is a bug (caught in debug builds; the index never names bytes it lacks).
             assert(buffer.lost, "the recorder's kept figure is the bytes that reached the writer")
@@ -247,6 +253,7 @@ struct OpenTurns {
         turn.keptBytes = buffer.count
         turn.seenBytes = max(turn.seenBytes, buffer.count)
         turn.incomplete = true
+        turn.startDeleted = buffer.forgotten
         return Finished(flow: flow, turn: turn, carried: carried, firstPiece: buffer.firstPiece)
     }
 }

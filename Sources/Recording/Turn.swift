@@ -21,9 +21,14 @@ public struct Turn: Sendable, Equatable {
     /// True when bytes meant to be kept were lost (the recording queue was full, or the content
     /// switch went off before the turn ended); `keptBytes` is then what actually reached disk.
     public var incomplete: Bool
+    /// True when the turn was going on as its flow's content was deleted (`tv content delete`):
+    /// what it held so far went with the rest, and `keptBytes` are the bytes that came after
+    /// (from a chunk's start). Only a flow's first kept turn can be one. Not a loss of the
+    /// recording's (`incomplete` says those), so its sentence is its own.
+    public var startDeleted: Bool
 
     public init(number: Int, direction: Direction, startOffset: Int64, keptBytes: Int, seenBytes: Int,
-                cutBy: BudgetLimit? = nil, incomplete: Bool = false) {
+                cutBy: BudgetLimit? = nil, incomplete: Bool = false, startDeleted: Bool = false) {
         self.number = number
         self.direction = direction
         self.startOffset = startOffset
@@ -31,6 +36,7 @@ public struct Turn: Sendable, Equatable {
         self.seenBytes = seenBytes
         self.cutBy = cutBy
         self.incomplete = incomplete
+        self.startDeleted = startDeleted
     }
 
     /// True when the budget cut the turn: its side stopped being recorded after it.

@@ -264,11 +264,13 @@ struct TurnIndex {
         let kept = try r.integer("kept_bytes", in: 0...Int64(RecordingBudget.fixedTurnLimit))
         let seen = try r.integer("seen_bytes", in: kept...Int64.max)
         let cutBy: BudgetLimit? = try r.flag("truncated") ? try r.known(BudgetLimit.self, "cut_by") : nil
+        // Bit 0: bytes lost while recording; bit 1: the start deleted while it went on (`TurnRunText`).
+        let losses = try r.integer("incomplete", in: 0...3)
         let turn = Turn(number: Int(try r.integer("turn", in: 1...Int64(Int32.max))),
                         direction: try r.known(Direction.self, "direction"),
                         startOffset: try r.integer("start_offset", in: nonNegative),
                         keptBytes: Int(kept), seenBytes: Int(seen), cutBy: cutBy,
-                        incomplete: try r.flag("incomplete"))
+                        incomplete: losses & 1 != 0, startDeleted: losses & 2 != 0)
         return IndexedTurn(flowID: try r.integer("flow_id"), turn: turn,
                            segment: Int(try r.integer("segment", in: nonNegative)),
                            segmentOffset: try r.integer("segment_offset", in: nonNegative),

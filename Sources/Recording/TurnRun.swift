@@ -54,8 +54,9 @@ struct TurnRun: Equatable {
 /// The text of `content_turn_runs.turns`: each turn as
 /// `turn,direction,start_offset,kept_bytes,seen_bytes,truncated,cut_by,incomplete,segment_offset`
 /// — the columns of the old per-turn rows, decimal; direction `c` (client_to_server) or `s`
-/// (server_to_client); cut_by empty (none), `t` (turn_limit) or `f` (flow_budget) — turns
-/// separated by `;`. Text rather than binary so that FlowSchema's SQL migration can write it from
+/// (server_to_client); cut_by empty (none), `t` (turn_limit) or `f` (flow_budget); incomplete
+/// `0`, `1` (bytes lost while recording), `2` (`Turn.startDeleted`: its start was deleted while
+/// it went on) or `3` (both) — turns separated by `;`. Text rather than binary so that FlowSchema's SQL migration can write it from
 /// the old rows. Pure.
 enum TurnRunText {
     static let turnSeparator = UInt8(ascii: ";")
@@ -79,7 +80,7 @@ enum TurnRunText {
             var at = decimal(row.segmentOffset, endingAt: end)
             at -= 3
             at[0] = fieldSeparator
-            at[1] = turn.incomplete ? UInt8(ascii: "1") : UInt8(ascii: "0")
+            at[1] = UInt8(ascii: "0") + (turn.incomplete ? 1 : 0) + (turn.startDeleted ? 2 : 0)
             at[2] = fieldSeparator
             switch turn.cutBy {
             case nil: break

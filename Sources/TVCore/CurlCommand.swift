@@ -30,11 +30,14 @@ public struct CurlCommand: Sendable, Equatable {
 
     /// - Parameter flowContentKept: the flow has kept content this request is not in (its note
     ///   then says so, not that content keeping was off: a re-check).
+    /// - Parameter absence: why the request is not read out of kept content, when known: its
+    ///   note says that (and `flowContentKept` follows from it).
     /// - Parameter destination: where the request was sent when its URL names another server.
     /// - Parameter fallbackAuthority: where the request went when its row names no authority
     ///   (its connection's host and port); `localhost` when not given.
-    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false, destination: RequestDestination? = nil,
-                fallbackAuthority: String? = nil) {
+    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false, absence: RequestContentAbsence? = nil,
+                destination: RequestDestination? = nil, fallbackAuthority: String? = nil) {
+        let flowContentKept = absence.map { $0 != .noneKept } ?? flowContentKept
         var words = ["curl"]
         let scheme = exchange.scheme ?? "http"
         // HTTP/2 in clear is prior knowledge: `--http2` sends an HTTP/1.1 Upgrade there (RFC
@@ -59,10 +62,16 @@ public struct CurlCommand: Sendable, Equatable {
                     + (flowContentKept ? " (`tv turns \(exchange.flowID)` shows its bytes)" : "") + ", so this command sends the method and URL only."
                 return
             }
-            let why = flowContentKept
-                ? ": this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted);"
-                : " (content keeping was off, or the content has expired or was deleted),"
-            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept" + why + " so this command sends the method and URL only."
+            if case .startDeleted? = absence, let reason = absence?.curlReason {
+                // Kept, but not readable: not "were not kept" (a trial's HTTP/2 after a delete).
+                note = "Its headers and body are kept but cannot be read: " + reason + "; so this command sends the method and URL only."
+                return
+            }
+            let kept = flowContentKept ? (absence ?? .pastKept).curlReason : nil
+            let why = kept.map { ": this request is not in the content kept of its connection (\($0));" }
+                ?? " (content keeping was off, or the content has expired or was deleted),"
+            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept" + why
+                + " so this command sends the method and URL only."
             return
         }
         var target = exchange.path

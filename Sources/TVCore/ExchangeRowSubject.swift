@@ -68,7 +68,8 @@ final class ExchangeFilterContext {
     /// Decodes bodies for `~b`, within its own budget.
     let reader = BoundedBodyReader()
     private var flows: [Int64: FlowRecord?] = [:]
-    private var conversations: [Int64: [HTTPExchange]?] = [:]
+    /// Per flow, its rows' recorded exchanges by row id (`ExchangeRowMatch`), read once.
+    private var recordedByRow: [Int64: [Int64: HTTPExchange]] = [:]
 
     init(store: FlowStore, content: ContentStore?) {
         self.store = store
@@ -82,13 +83,22 @@ final class ExchangeFilterContext {
         return record
     }
 
-    /// The recorded exchange of `exchange`, nil when its flow's content was not kept (or not read as HTTP).
+    /// The recorded exchange of `exchange`, nil when its flow's content was not kept (or not read
+    /// as HTTP), or does not hold it.
     func recorded(_ exchange: ExchangeRecord) -> HTTPExchange? {
         guard let content else { return nil }
-        if conversations[exchange.flowID] == nil {
-            conversations[exchange.flowID] = .some((try? RequestReading.recordedExchanges(flow: exchange.flowID, content: content)) ?? nil)
+        if recordedByRow[exchange.flowID] == nil {
+            var byRow: [Int64: HTTPExchange] = [:]
+            if let recorded = (try? RequestReading.recordedExchanges(flow: exchange.flowID, content: content)) ?? nil,
+               let rows = try? store.exchanges(ofFlow: exchange.flowID).exchanges {
+                let pairs = ExchangeRowMatch.pair(recorded, rows: rows, flowStart: flow(exchange.flowID)?.startTime ?? 0)
+                for (one, index) in zip(recorded, pairs) {
+                    if let index { byRow[rows[index].id] = one }
+                }
+            }
+            recordedByRow[exchange.flowID] = byRow
         }
-        return conversations[exchange.flowID].flatMap { $0 }.flatMap { RequestReading.match(exchange, in: $0) }
+        return recordedByRow[exchange.flowID]?[exchange.id]
     }
 }
 

@@ -63,9 +63,11 @@ public struct HARReading: KeptContentReading {
             // out with the reason, and the other flows are still exported.
             let why: String
             var source = HARRowEntry.Source.contentNotKept
+            var deletedStart: DeletedStart?
             switch try keptConversation(id, content: content) {
             case let .success(conversation):
                 var flow = HARReading.harFlow(record, id: id, conversation: conversation)
+                flow.deletedStart = conversation.deletedStart
                 let rows = try flows.exchanges(ofFlow: id).exchanges
                 flow.pairRows(rows)
                 // Requests past the flow's recording budget are not in its content: their rows
@@ -97,7 +99,13 @@ public struct HARReading: KeptContentReading {
                 continue
             case let .failure(reason):
                 why = reason.sentence(record: record, id: id)
-                if case .unreadable = reason { source = .contentUnreadable }
+                switch reason {
+                case .unreadable: source = .contentUnreadable
+                case let .startDeleted(deleted, http2):
+                    source = .unreadableAfterDeletion(deleted, http2: http2)
+                    deletedStart = deleted
+                case .nothingKept, .notHTTP: break
+                }
             }
             let stored = try flows.exchanges(ofFlow: id)
             for damage in stored.damaged { output.note("tv: " + damage.sentence) }
@@ -107,6 +115,7 @@ public struct HARReading: KeptContentReading {
             }
             var flow = HARReading.harFlow(record, id: id, conversation: HTTPConversation(version: stored.exchanges[0].httpVersion))
             flow.rowsSource = source
+            flow.deletedStart = deletedStart
             let inSpan = span.map { span in stored.exchanges.filter { span.contains($0.requestTime) } } ?? stored.exchanges
             flow.rows = filter == nil ? inSpan : inSpan.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
             if !flow.rows.isEmpty { harFlows.append(flow) }
@@ -118,17 +127,17 @@ public struct HARReading: KeptContentReading {
         }
         if let sentence = FilterNotice.sentence(matcher, rows: .requests) { output.note("tv: " + sentence) }
         let fromContent = harFlows.reduce(0) { $0 + $1.conversation.exchanges.filter { $0.request != nil }.count }
-        let fromRows = harFlows.reduce(0) { $0 + ($1.rowsSource == .contentNotKept ? $1.rows.count : 0) }
-        let unreadable = harFlows.reduce(0) { $0 + ($1.rowsSource == .contentUnreadable ? $1.rows.count : 0) }
-        let pastBudget = harFlows.reduce(0) { $0 + ($1.rowsSource == .requestNotKept ? $1.rows.count : 0) }
-        guard fromContent + fromRows + unreadable + pastBudget > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
+        let tallies = harFlows.flatMap { flow in flow.rows.map { flow.source(of: $0).tally } }
+        let fromRows = tallies.count { $0 == .notKept }, unreadable = tallies.count { $0 == .unreadable }
+        let pastBudget = tallies.count { $0 == .pastBudget }, deleted = tallies.count { $0 == .deleted }
+        guard fromContent + tallies.count > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
         // Bodies are decoded one at a time, within one budget for the command, straight into the file.
         try file.write(mode: 0o600, output: output) { write in
             HARExport.write(harFlows, creatorVersion: creatorVersion, reader: BoundedBodyReader()) { write(Array($0.utf8)) }
             write([0x0A])
         }
-        let summary = HARReading.summary(entries: fromContent + fromRows + unreadable + pastBudget, fromRows: fromRows, unreadable: unreadable,
-                                         pastBudget: pastBudget, flows: harFlows.count, file: file.name)
+        let summary = HARReading.summary(entries: fromContent + tallies.count, fromRows: fromRows, unreadable: unreadable,
+                                         pastBudget: pastBudget, deleted: deleted, flows: harFlows.count, file: file.name)
         // Standard output holds the HAR alone: the summary goes beside it.
         if file == .standardOutput { output.note("tv: " + summary) } else { output.line(summary) }
     }
@@ -141,12 +150,15 @@ public struct HARReading: KeptContentReading {
         case unreadable(ContentError)
         /// The turns are not read as HTTP (the reader's reason).
         case notHTTP(String)
+        /// The start of what was kept was deleted, and the rest cannot be read from the middle.
+        case startDeleted(DeletedStart, http2: Bool)
 
         func sentence(record: FlowRecord, id: Int64) -> String {
             switch self {
             case .nothingKept: return ContentAbsence(flow: record).sentence(flowID: id)
             case let .unreadable(error): return "its kept bytes cannot be read — " + error.message
             case let .notHTTP(reason): return "not read as HTTP — " + TerminalText.line(reason)
+            case let .startDeleted(deleted, http2): return "not read as HTTP — " + deleted.unreadable(http2: http2)
             }
         }
     }
@@ -164,6 +176,7 @@ public struct HARReading: KeptContentReading {
         switch HTTPReader.read(turns) {
         case let .conversation(conversation): return .success(conversation)
         case let .notHTTP(reason): return .failure(.notHTTP(reason))
+        case let .startDeleted(deleted, http2): return .failure(.startDeleted(deleted, http2: http2))
         }
     }
 
@@ -186,10 +199,12 @@ public struct HARReading: KeptContentReading {
 
     /// `Wrote 2 HAR entries from 2 flows to FILE; …`: what the entries hold, from kept content
     /// (bodies: share with care), `fromRows` of them from the exchange rows of flows whose content
-    /// was not kept, `pastBudget` from the rows of requests past their flow's recording budget.
-    static func summary(entries: Int, fromRows: Int = 0, unreadable: Int = 0, pastBudget: Int = 0, flows: Int, file: String) -> String {
+    /// was not kept, `pastBudget` from the rows of requests past their flow's recording budget,
+    /// `deleted` from the rows of requests whose content went with their flow's deleted start.
+    static func summary(entries: Int, fromRows: Int = 0, unreadable: Int = 0, pastBudget: Int = 0, deleted: Int = 0, flows: Int,
+                        file: String) -> String {
         let head = "Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(flows) flow\(flows == 1 ? "" : "s") to \(file)"
-        if fromRows + unreadable + pastBudget == 0 { return head + "; it holds the kept bodies, so share it with care." }
+        if fromRows + unreadable + pastBudget + deleted == 0 { return head + "; it holds the kept bodies, so share it with care." }
         func count(_ n: Int) -> String { n == entries ? (entries == 1 ? "it is" : "all are") : "\(n) \(n == 1 ? "is" : "are")" }
         var text = head
         if fromRows > 0 { text += "; \(count(fromRows)) from exchange rows alone (no content was kept: no headers, bodies or query strings)" }
@@ -199,7 +214,10 @@ public struct HARReading: KeptContentReading {
         if pastBudget > 0 {
             text += "; \(count(pastBudget)) from exchange rows alone (requests past their flow's recording budget: no headers or bodies)"
         }
-        if fromRows + unreadable + pastBudget < entries { text += "; the rest hold the kept bodies, so share it with care" }
+        if deleted > 0 {
+            text += "; \(count(deleted)) from exchange rows alone (the start of their connection's kept content was deleted: no headers or bodies)"
+        }
+        if fromRows + unreadable + pastBudget + deleted < entries { text += "; the rest hold the kept bodies, so share it with care" }
         return text + "."
     }
 }

@@ -37,12 +37,8 @@ public struct HTTPPresentation: Sendable {
     public func write(reader: BoundedBodyReader, _ emit: (String) -> Void) {
         let title = TurnsPresentation.title(flowID: flowID, flow: flow)
         guard case let .conversation(c) = result else {
-            if case let .notHTTP(reason) = result {
-                emit(title)
-                emit("Not read as HTTP: \(TerminalText.line(reason)) The plain view follows.")
-                return
-            }
             emit(title)
+            if let reason = result.notHTTPReason { emit("Not read as HTTP: \(TerminalText.line(reason)) The plain view follows.") }
             return
         }
         emit(title + " — read as \(TerminalText.line(c.version)), \(c.exchanges.count) exchange\(c.exchanges.count == 1 ? "" : "s")")
@@ -169,8 +165,8 @@ public struct HTTPPresentation: Sendable {
     /// The document `writeJSON` writes, with a placeholder of `splicer` where each body goes.
     func json(reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         switch result {
-        case let .notHTTP(reason):
-            return .object([("flow", .int(flowID)), ("http", .null), ("reason", .string(reason))])
+        case .notHTTP, .startDeleted:
+            return .object([("flow", .int(flowID)), ("http", .null), ("reason", .string(result.notHTTPReason ?? ""))])
         case let .conversation(c):
             return .object([
                 ("flow", .int(flowID)),

@@ -24,6 +24,9 @@ public struct RequestDetailPresentation: Sendable {
     public var stoppedReading: HTTPConversation.ReadingProblem?
     /// The flow has kept content (its turns read as HTTP), whether or not this request is in it.
     public var flowContentKept = false
+    /// Why no recorded exchange is shown, as decided from the flow's kept content
+    /// (`RequestContentAbsence.of`); nil: from `flowContentKept` and `stoppedReading` alone.
+    public var contentAbsence: RequestContentAbsence?
     /// Where the request was sent when its URL names another server (a forged Host, curl's
     /// `--connect-to`); nil when the URL names it, or the flow is unknown.
     public var destination: RequestDestination?
@@ -60,19 +63,6 @@ public struct RequestDetailPresentation: Sendable {
             + TerminalText.line(problem.reason) + " `tv turns \(exchange.flowID)` shows every byte that was kept.)"
     }
 
-    /// Why a request of a flow with kept content is not in it, from where reading stopped.
-    func notInKeptContent() -> String {
-        let why: String
-        if let problem = stoppedReading {
-            let side = problem.direction == .serverToClient ? "from the server" : "from the client"
-            why = "reading the connection's kept turns as HTTP stopped before it, at turn \(problem.turn) \(side): " + TerminalText.line(problem.reason)
-        } else {
-            why = "the flow's recording budget ran out before it, or what was kept of it expired or was deleted."
-        }
-        return "This request is not in the content kept of its connection (the facts above are its row's): " + why
-            + " `tv turns \(exchange.flowID)` shows every byte that was kept."
-    }
-
     /// What tv keeps of a request without content keeping, and what only with it (also in the
     /// setup and inspect texts).
     public static let keptWithoutContent = "Without content keeping tv keeps each request's method, URL path (without its query string), status, body sizes and timing; headers, bodies and query strings are content, kept only while content keeping is on (`tv settings set content.keep on`)."
@@ -83,7 +73,8 @@ public struct RequestDetailPresentation: Sendable {
     /// content.keep was on all along: the budget ran out).
     public var absence: String? {
         guard recorded == nil, sharedFrom == nil else { return nil }
-        return flowContentKept ? notInKeptContent() : RequestDetailPresentation.noneKept + " " + RequestDetailPresentation.keptWithoutContent
+        let why = contentAbsence ?? (flowContentKept ? stoppedReading.map(RequestContentAbsence.readingStopped) ?? .pastKept : .noneKept)
+        return why.sentence(flowID: exchange.flowID)
     }
 
     /// Why a request has no kept headers or bodies when its connection has none either: any of

@@ -126,7 +126,7 @@ extension Session {
             return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter, pinning: wiring.pinning,
                                                now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         case LiveContentDelete.request.command:
-            return LiveContentDelete.answer(home: home, content: wiring.contentWriter)
+            return LiveContentDelete.answer(home: home, content: wiring.contentWriter, rows: wiring.writer)
         case LiveAuditKeys.request.command:
             // `tv audit start` / `stop`: follow the live audit session's key log (issue 23).
             return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)

@@ -88,6 +88,9 @@ public struct TurnsPresentation: Sendable {
         } else {
             out.append("  " + TerminalText.line(item.unreadable ?? "The bytes of this turn cannot be read."))
         }
+        if turn.startDeleted {
+            out.append("  Start deleted: this turn was going on when the connection's kept content was deleted (`tv content delete`); what it held then went with it, and the bytes kept are those that came after.")
+        }
         if turn.incomplete {
             out.append("  Incomplete: bytes of this turn were lost while recording (the recording queue was full, or keeping content was switched off before the turn ended).")
         }
@@ -123,6 +126,7 @@ public struct TurnsPresentation: Sendable {
                 ("startOffset", .int(item.turn.startOffset)), ("keptBytes", .int(Int64(item.turn.keptBytes))),
                 ("seenBytes", .int(Int64(item.turn.seenBytes))), ("truncated", .bool(item.turn.truncated)),
                 ("cutBy", item.turn.cutBy.map { .string($0.rawValue) } ?? .null), ("incomplete", .bool(item.turn.incomplete)),
+                ("startDeleted", .bool(item.turn.startDeleted)),
             ]
             if let bytes = item.bytes {
                 if let text = PrintableText.text(bytes), text.utf8.count == bytes.count {

@@ -104,7 +104,7 @@ public struct TurnsReading: KeptContentReading {
             return
         }
         output.lines { line in http.write(reader: reader, line) }
-        if case .notHTTP = http.result {
+        if http.result.notHTTPReason != nil {
             for line in plain.lines().dropFirst() { output.line(line) }
         }
     }

@@ -44,6 +44,30 @@ import Testing
         }
     }
 
+    /// `tv content delete` in a live session: rows written already lose their query in the
+    /// database; a request made before the delete whose row comes later (open then, or queued)
+    /// is written without it too, one made after keeps it (a trial's row showed its query after
+    /// the delete, beside content said deleted).
+    @Test("after removeQueries(requestedBefore:), rows of earlier requests are written without their query, later ones with it")
+    func rowsWrittenAfterALiveDelete() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            let a = writer.open(sampleFlow(start: 100))
+            // Open at the delete (held by the writer), then finished after it.
+            writer.enqueue(.exchange(exchange(flow: a.id, sequence: 1, path: "/slow?secret=OPEN", at: 1_000, done: false)))
+            #expect(writer.removeQueries(requestedBefore: 5_000, waitingUntil: .distantFuture))
+            writer.enqueue(.exchange(exchange(flow: a.id, sequence: 1, path: "/slow?secret=OPEN", at: 1_000, done: true)))
+            writer.enqueue(.exchange(exchange(flow: a.id, sequence: 2, path: "/next?n=AFTER", at: 6_000, done: true)))
+            writer.flush()
+            writer.close()
+            let rows = try store.exchanges(ofFlow: a.id).exchanges
+            #expect(rows.map(\.path) == ["/slow", "/next?n=AFTER"] && rows.map(\.queryRemoved) == [true, false], "\(rows.map(\.path))")
+        }
+        var row = exchange(flow: 1, sequence: 1, path: "/a?b?c", at: 0, done: true)
+        #expect(row.removeQuery() && row.path == "/a" && row.queryRemoved)
+        #expect(!row.removeQuery() && row.path == "/a")
+    }
+
     @Test("expiry: only requests before the cutoff, each stretch read once (the last cutoff is kept)")
     func expiry() throws {
         try withStore { store, folder in

@@ -50,6 +50,7 @@ import Testing
             switch HTTPReader.read(turns) {
             case let .conversation(c): _ = c.exchanges.count
             case let .notHTTP(reason): #expect(!reason.isEmpty)
+            case .startDeleted: Issue.record("turns from the first are never after a deleted start")
             }
         }
     }

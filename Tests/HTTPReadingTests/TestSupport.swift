@@ -19,6 +19,9 @@ func conversation(_ turns: [RecordedTurn], sourceLocation: SourceLocation = #_so
     case let .notHTTP(reason):
         Issue.record("not read as HTTP: \(reason)", sourceLocation: sourceLocation)
         return nil
+    case let .startDeleted(deleted, http2):
+        Issue.record("not read as HTTP: \(deleted.unreadable(http2: http2))", sourceLocation: sourceLocation)
+        return nil
     }
 }
 

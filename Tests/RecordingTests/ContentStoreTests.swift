@@ -455,7 +455,8 @@ import FlowTerms
     }
 
     /// `tv content delete` between batches: open turns forget what they hold; one that gets more
-    /// is written with only that (incomplete), one that gets nothing has no row.
+    /// is written with only that, marked `startDeleted` (not `incomplete`: the recording lost
+    /// nothing, and a trial's turn blamed the recording queue), one that gets nothing has no row.
     @Test func forgottenOpenTurnsKeepOnlyWhatComesAfter() {
         var open = OpenTurns(limit: 100)
         var first = ContentBatch()
@@ -470,7 +471,7 @@ import FlowTerms
         var second = ContentBatch()
         _ = Self.append(&open, &second, flow: 1, turn: response, [4, 5])
         let ended = open.end(flow: 1, turn: response).ended
-        #expect(!ended.deleted && ended.turn == Turn(number: 2, direction: .serverToClient, startOffset: 0, keptBytes: 2, seenBytes: 5, incomplete: true))
+        #expect(!ended.deleted && ended.turn == Turn(number: 2, direction: .serverToClient, startOffset: 0, keptBytes: 2, seenBytes: 5, startDeleted: true))
         #expect(open.bytes(of: ended, in: second) == [4, 5])
         let gone = open.end(flow: 2, turn: quiet).ended
         #expect(gone.deleted)

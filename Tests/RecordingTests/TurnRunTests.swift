@@ -88,11 +88,27 @@ import Testing
         #expect(try read.map { try $0.get() } == rows)
     }
 
+    /// A turn going on at `tv content delete` keeps what came after, marked `startDeleted`:
+    /// packed as incomplete 2 (3 with a loss of the recording's too), and read back as such.
+    @Test("a turn whose start was deleted packs as incomplete 2 (3 with bytes lost too) and reads back as written")
+    func startDeletedRoundTrip() throws {
+        let cut = Turn(number: 4, direction: .clientToServer, startOffset: 9_000, keptBytes: 40, seenBytes: 90, startDeleted: true)
+        let both = Turn(number: 5, direction: .serverToClient, startOffset: 9_500, keptBytes: 10, seenBytes: 30, incomplete: true, startDeleted: true)
+        let rows = [IndexedTurn(flowID: 7, turn: cut, segment: 3, segmentOffset: 0, recordedAt: testEpoch),
+                    IndexedTurn(flowID: 7, turn: both, segment: 3, segmentOffset: 40, recordedAt: testEpoch)]
+        let run = try #require(TurnRun.runs(rows).first)
+        #expect(String(decoding: run.turns, as: UTF8.self) == "4,c,9000,40,90,0,,2,0;5,s,9500,10,30,0,,3,40")
+        let read = TurnRunText.turns(flow: 7, segment: .integer(3), recordedAt: .integer(testEpoch),
+                                     text: String(decoding: run.turns, as: UTF8.self))
+        #expect(try read.map { try $0.get() } == rows)
+    }
+
     @Test("a packed value no writer writes is the damaged column of that turn; text that is not nine fields is damaged `turns`",
           arguments: [
               ("1,c,0,-5,78,0,,0,0", DamagedRow(row: "turn 1 of flow 7", column: "kept_bytes", value: .integer(-5))),
               ("1,x,0,78,78,0,,0,0", DamagedRow(row: "turn 1 of flow 7", column: "direction", value: .text("x"))),
               ("1,c,0,78,78,1,q,0,0", DamagedRow(row: "turn 1 of flow 7", column: "cut_by", value: .text("q"))),
+              ("1,c,0,78,78,0,,4,0", DamagedRow(row: "turn 1 of flow 7", column: "incomplete", value: .integer(4))),
               ("1,c,0,78,78,0,,0,+5", DamagedRow(row: "turn 1 of flow 7", column: "segment_offset", value: .text("+5"))),
               ("1,c,0,78,78,0,,0,99999999999999999999", DamagedRow(row: "turn 1 of flow 7", column: "segment_offset", value: .text("99999999999999999999"))),
               ("0,c,0,78,78,0,,0,0", DamagedRow(row: "turn 0 of flow 7", column: "turn", value: .integer(0))),

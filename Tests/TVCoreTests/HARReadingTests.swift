@@ -101,7 +101,9 @@ import TVHome
         ])
     }
 
-    /// Flow 6: inspected, nothing kept, two exchange rows; flow 1 (kept content) gets a row too.
+    /// Flow 6: inspected, nothing kept, two exchange rows; flow 1 (kept content) gets a row too,
+    /// its kept request's (the same method and path, made as its turn began), whose status the
+    /// kept response's wins over.
     func addRows(_ folder: KeptContentFolder) throws {
         let store = try FlowStore(path: folder.home.databasePath)
         let writer = try store.makeWriter()
@@ -110,7 +112,7 @@ import TVHome
                                          serverAddress: "192.0.2.6", serverPort: 443, host: "rows.test", hostOrigin: .sni, status: .inspected))
         #expect(six.id == 6)
         writer.enqueue(.exchange(ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
-                                                authority: "a.test", path: "/from-row", status: 200, requestTime: start, state: .complete)))
+                                                authority: "a.test", path: "/hello", status: 500, requestTime: start, state: .complete)))
         writer.enqueue(.exchange(ExchangeRecord(flowID: 6, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
                                                 authority: "rows.test", path: "/one", queryRemoved: true, status: 200, reason: "OK",
                                                 responseBodyBytes: 5, responseWireBytes: 5, requestTime: start + 10_000_000,

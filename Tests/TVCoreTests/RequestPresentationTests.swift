@@ -99,7 +99,7 @@ import Testing
         kept.flowContentKept = true
         var budget: [String] = []
         kept.write(reader: BoundedBodyReader()) { budget.append($0) }
-        #expect(budget.last == "This request is not in the content kept of its connection (the facts above are its row's): the flow's recording budget ran out before it, or what was kept of it expired or was deleted. `tv turns 7` shows every byte that was kept.")
+        #expect(budget.last == "This request is not in the content kept of its connection (the facts above are its row's): it came after what is kept: the flow's recording budget ran out before it, or content keeping was switched off. `tv turns 7` shows every byte that was kept.")
         kept.stoppedReading = HTTPConversation.ReadingProblem(direction: .clientToServer, turn: 3, reason: "The recording budget stopped this side in turn 3; nothing after it was recorded.")
         var stopped: [String] = []
         kept.write(reader: BoundedBodyReader()) { stopped.append($0) }
@@ -123,7 +123,15 @@ import Testing
                 == "tv answered this request itself (`tv request 42` says why) and did not read it out of kept turns, so this command sends the method and URL only.")
         #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only.")
         #expect(CurlCommand(Self.finished, request: nil, flowContentKept: true).note
-                == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted); so this command sends the method and URL only.")
+                == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (its recording budget ran out first, or content keeping was switched off); so this command sends the method and URL only.")
+        // Made before the deleted start of what is kept: said as deleted (a trial's said the budget).
+        let deleted = RequestContentAbsence.madeBeforeDeletedStart(DeletedStart(firstKeptTurn: 3, firstKeptOffset: 4_000_000))
+        #expect(CurlCommand(Self.finished, request: nil, absence: deleted).note
+                == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (it was made before what is kept begins: that part was deleted); so this command sends the method and URL only.")
+        #expect(CurlCommand(Self.finished, request: nil, absence: .noneKept).note == bare.note)
+        // Kept but not readable (HTTP/2 after a deleted start): not "were not kept".
+        #expect(CurlCommand(Self.finished, request: nil, absence: .startDeleted(DeletedStart(firstKeptTurn: 3, firstKeptOffset: 0), http2: true)).note
+                == "Its headers and body are kept but cannot be read: the start of what was kept was deleted, so its HTTP/2 cannot be read from the middle; so this command sends the method and URL only.")
         var post = Self.finished
         post.method = "POST"
         let request = HTTPMessage(
@@ -211,22 +219,30 @@ import Testing
         #expect(JSONIndentation.lines(Array("{\"a\":".utf8)) == nil)
     }
 
-    @Test func matchingTheRecordedExchange() {
-        let message = { (line: String) in HTTPMessage(startLine: line, headers: [], body: HTTPBody(framing: "none"), turn: 1, offset: 0) }
-        let h1 = [HTTPExchange(request: nil, response: message("HTTP/1.1 400 Bad")),
-                  HTTPExchange(request: message("GET /1 HTTP/1.1")), HTTPExchange(request: message("GET /2 HTTP/1.1"))]
-        var e = Self.finished
-        e.sequence = 2
-        #expect(RequestReading.match(e, in: h1)?.request?.startLine == "GET /2 HTTP/1.1")
-        e.sequence = 3
-        #expect(RequestReading.match(e, in: h1) == nil)
-        let h2 = [HTTPExchange(streamID: 2, request: message("GET /pushed HTTP/2"), pushed: true),
-                  HTTPExchange(streamID: 3, request: message("GET /three HTTP/2"))]
-        e.streamID = 3
-        #expect(RequestReading.match(e, in: h2)?.request?.startLine == "GET /three HTTP/2")
-        e.streamID = 2
-        #expect(RequestReading.match(e, in: h2) == nil)
+    /// The pairing itself is `ExchangeRowMatch`'s (HTTPReadingTests); here the command's use of
+    /// it: a pushed stream is its row's (it was skipped, and `tv request` said the pushed
+    /// response was not kept: a trial).
+    @Test("tv request's kept exchange: HTTP/1 by its request's time and target, HTTP/2 by stream, pushed streams too")
+    func matchingTheRecordedExchange() {
+        let message = { (line: String, offset: Int64) in HTTPMessage(startLine: line, headers: [], body: HTTPBody(framing: "none"), turn: 1, offset: offset) }
+        let h1 = [HTTPExchange(request: nil, response: message("HTTP/1.1 400 Bad", 0)),
+                  HTTPExchange(request: message("GET /a HTTP/1.1", 0)), HTTPExchange(request: message("GET /a HTTP/1.1", 20_000))]
+        var first = Self.finished, second = Self.finished
+        first.sequence = 1
+        first.id = 1
+        second.sequence = 2
+        second.requestTime = Self.start + 20_000
+        #expect(ExchangeRowMatch.recorded(for: second, in: h1, rows: [first, second], flowStart: Self.start)?.request?.offset == 20_000)
+        #expect(ExchangeRowMatch.recorded(for: first, in: h1, rows: [first, second], flowStart: Self.start)?.request?.offset == 0)
+        let h2 = [HTTPExchange(streamID: 2, request: message("GET /pushed HTTP/2", 0), pushed: true),
+                  HTTPExchange(streamID: 3, request: message("GET /three HTTP/2", 0))]
+        var pushed = Self.finished
+        pushed.streamID = 2
+        #expect(ExchangeRowMatch.recorded(for: pushed, in: h2, rows: [pushed], flowStart: Self.start)?.request?.startLine == "GET /pushed HTTP/2")
+        pushed.streamID = 5
+        #expect(ExchangeRowMatch.recorded(for: pushed, in: h2, rows: [pushed], flowStart: Self.start) == nil)
     }
+
     @Test("a response missing because reading stopped says why, not that none was recorded (a trial's whole 200 read as none)")
     func missingResponseSaysWhyReadingStopped() throws {
         func turn(_ n: Int, _ direction: Direction, _ text: String) -> RecordedTurn {
@@ -240,7 +256,8 @@ import Testing
         var exchange = Self.finished
         exchange.status = nil
         exchange.sequence = 1
-        let recorded = RequestReading.match(exchange, in: conversation.exchanges)
+        exchange.path = "/dupcl"
+        let recorded = ExchangeRowMatch.recorded(for: exchange, in: conversation.exchanges, rows: [exchange], flowStart: exchange.requestTime - 1_000)
         #expect(recorded?.request != nil && recorded?.response == nil)
         var lines: [String] = []
         RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: problem).write(reader: BoundedBodyReader()) { lines.append($0) }

@@ -95,6 +95,22 @@ import FlowTerms
         ])
     }
 
+    /// A turn going on at `tv content delete` keeps what came after: said as that, not as bytes
+    /// the recording lost (a trial's turn blamed the recording queue).
+    @Test("a turn whose start was deleted says so, not that the recording queue was full")
+    func aTurnWhoseStartWasDeleted() {
+        let lines = TurnsPresentation(flowID: 7, flow: nil, items: [
+            .init(turn: Turn(number: 4, direction: .clientToServer, startOffset: 4_000_000, keptBytes: 2, seenBytes: 40, startDeleted: true),
+                  bytes: [0x68, 0x69]),
+        ]).lines()
+        #expect(lines == [
+            "Flow 7", "",
+            "Turn 4  → client to server  at 4.000 s  2 of 40 bytes kept",
+            "  hi",
+            "  Start deleted: this turn was going on when the connection's kept content was deleted (`tv content delete`); what it held then went with it, and the bytes kept are those that came after.",
+        ])
+    }
+
     @Test func theFourReasonsForNothing() {
         func only(_ status: FlowStatus) -> String { TurnsPresentation(flowID: 7, flow: flow(status), items: []).lines()[1] }
         #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and tv kept none of its content; `tv flow 7` shows its addresses, times and byte counts.")
@@ -119,7 +135,7 @@ import FlowTerms
             .init(turn: Turn(number: 1, direction: .clientToServer, startOffset: 5, keptBytes: 2, seenBytes: 2), bytes: [0x68, 0x69]),
             .init(turn: Turn(number: 2, direction: .serverToClient, startOffset: 9, keptBytes: 2, seenBytes: 4, cutBy: .turnLimit), bytes: [0, 255]),
         ]).json().serialized()
-        #expect(json == "{\"flow\":7,\"status\":null,\"turns\":[{\"number\":1,\"direction\":\"client_to_server\",\"startOffset\":5,\"keptBytes\":2,\"seenBytes\":2,\"truncated\":false,\"cutBy\":null,\"incomplete\":false,\"text\":\"hi\"},{\"number\":2,\"direction\":\"server_to_client\",\"startOffset\":9,\"keptBytes\":2,\"seenBytes\":4,\"truncated\":true,\"cutBy\":\"turn_limit\",\"incomplete\":false,\"base64\":\"AP8=\"}],\"absence\":null}")
+        #expect(json == "{\"flow\":7,\"status\":null,\"turns\":[{\"number\":1,\"direction\":\"client_to_server\",\"startOffset\":5,\"keptBytes\":2,\"seenBytes\":2,\"truncated\":false,\"cutBy\":null,\"incomplete\":false,\"startDeleted\":false,\"text\":\"hi\"},{\"number\":2,\"direction\":\"server_to_client\",\"startOffset\":9,\"keptBytes\":2,\"seenBytes\":4,\"truncated\":true,\"cutBy\":\"turn_limit\",\"incomplete\":false,\"startDeleted\":false,\"base64\":\"AP8=\"}],\"absence\":null}")
     }
 
     @Test func flowDetailSaysHowMuchWasSaved() {

@@ -1,5 +1,7 @@
 import ControlChannel
 import Dispatch
+import FlowStore
+import FlowTerms
 import Recording
 import TVHome
 
@@ -19,7 +21,12 @@ public enum LiveContentDelete {
 
     /// The session's side: every turn and segment (audit evidence too: `tv content delete`
     /// deletes it), then the decrypted captures not being written; the sentences of the report.
-    public static func answer(home: TVHome, content: ContentWriter) -> ControlResponse {
+    /// The flow writer (`rows`) is told first to write the rows of requests made until now
+    /// without their query, so a request still open (or queued) loses it as the rows written
+    /// already do.
+    public static func answer(home: TVHome, content: ContentWriter, rows: FlowWriter? = nil) -> ControlResponse {
+        let now = EngineClock.wallMicros()
+        _ = rows?.removeQueries(requestedBefore: now, waitingUntil: DispatchTime.now() + .seconds(flushWaitSeconds))
         _ = content.flush(waitingUntil: DispatchTime.now() + .seconds(flushWaitSeconds))
         do {
             let report = try content.deleteEverything(keepingAuditEvidence: false)
