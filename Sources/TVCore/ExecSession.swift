@@ -154,10 +154,12 @@ public final class ExecSession {
             retention.stop()
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)
+            let stopped = capture.stop()
+            // Read once stopped: a last file no packet went into is removed then, and not named.
             if let counters = capture.writer?.counters, !counters.sequencesOpened.isEmpty {
                 captures = counters.sequencesOpened
             }
-            if let sentence = capture.stop() { say(sentence) }
+            if let sentence = stopped { say(sentence) }
             if capture.writer != nil { retention.finalPass() }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
