@@ -13,9 +13,12 @@ public struct CaptureWriterCounters: Sendable, Equatable {
     public var filesOpened: UInt64 = 0
     /// The file being written now, nil when none is open.
     public var recordingSequence: Int64?
-    /// The files this writer opened, in order (`tv exec`'s closing lines): not always a range,
-    /// since two sessions writing at once take numbers in turn.
+    /// The files this writer opened and kept, in order (`tv exec`'s closing lines): not always
+    /// a range, since two sessions writing at once take numbers in turn. A last file removed
+    /// at the stop for holding no packet is not among them.
     public var sequencesOpened: [Int64] = []
+    /// Last files removed at the stop because no packet went into them (0 or 1).
+    public var emptyFilesRemoved: UInt64 = 0
     /// The last failure, one sentence; nil when the last write succeeded.
     public var lastFailure: String?
     /// The first failure of the writer's life, one sentence, kept after writes succeed again:

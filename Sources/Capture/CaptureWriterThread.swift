@@ -161,7 +161,27 @@ final class CaptureWriterThread: QueueWriter {
     }
 
     func stop() {
-        closeFile(nowMicros: EngineClock.wallMicros())
+        let last = closeFile(nowMicros: EngineClock.wallMicros())
+        // A last file no packet went into (a session whose programs sent nothing, or one rotated
+        // just before the end) is not kept: its row goes, then the file. Every run left one of
+        // 164 bytes, and its closing line named it (a trial's folder held dozens).
+        if let last, last.packets == 0, let database {
+            do {
+                // A row marked deleted keeps its number from ever being given again: left to the sweep.
+                let remove = try database.prepare("DELETE FROM captures WHERE seq = ? AND packets = 0 AND deleted_at IS NULL")
+                try remove.bind([.integer(last.seq)])
+                _ = try remove.step()
+                if database.changes == 1 {
+                    unlink(configuration.folder.filePath(last.seq))
+                    box.state.withLock {
+                        $0.sequencesOpened.removeAll { $0 == last.seq }
+                        $0.emptyFilesRemoved &+= 1
+                    }
+                }
+            } catch {
+                note(failure: error)
+            }
+        }
         // Rows still waiting are tried once more (their figures only raise the closed file's
         // row); what the database still cannot take is lost, and counted.
         if let database { commitBacklog(database) }
@@ -253,10 +273,13 @@ final class CaptureWriterThread: QueueWriter {
         }
     }
 
-    private func closeFile(nowMicros: Int64) {
+    /// Closes the open file and its row.
+    /// - Returns: the file's sequence and how many packets it holds (nil: none was open).
+    @discardableResult
+    private func closeFile(nowMicros: Int64) -> (seq: Int64, packets: Int64)? {
         // What is held goes into this file first (a rotation or the end lets every wait go).
         writeAllHeld()
-        guard let open = file else { return }
+        guard let open = file else { return nil }
         file = nil
         // The held tail is written first; if it cannot be, the row says what the file holds.
         let fd = open.fd
@@ -273,6 +296,7 @@ final class CaptureWriterThread: QueueWriter {
         _ = flock(fd, LOCK_UN)
         background.syncAndClose(handed)
         box.state.withLock { $0.recordingSequence = nil }
+        return (open.seq, open.packets)
     }
 
     /// The packet rows' statements on `database`: the kept set, or a new one when there is none

@@ -167,7 +167,7 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
         func g(_ n: UInt64) -> String { Units.grouped(Int64(clamping: n)) }
         switch self {
         case .noSession:
-            return "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
+            return "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); " + SessionStatusPresentation.startOne + "."
         case .inspectionOff:
             return "Inspection is off in this session, so no connection is offered for inspection: everything is passed through untouched and still recorded; `tv inspect on` (after `tv setup`) turns it on."
         case .caInDoubt(let reason):

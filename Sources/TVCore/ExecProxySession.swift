@@ -122,10 +122,10 @@ public final class ExecProxySession {
         }
     }
 
-    /// Runs `arguments` with the proxy environment and returns its exit code (128 + signal when
-    /// killed); a session started for it is stopped and flushed before this returns.
+    /// Runs `arguments` with the proxy environment and returns how it ended (`exitCode`: 128 +
+    /// the signal when killed); a session started for it is stopped and flushed before this returns.
     /// - Throws: `TunnelError.cannotRun` when CMD cannot start; `ExecProxyError.sessionRace`.
-    public func run(_ arguments: [String]) throws -> Int32 {
+    public func run(_ arguments: [String]) throws -> ChildEnding {
         let served = DispatchSemaphore(value: 0)
         let failure = SessionFailure()
         if let session {
@@ -148,11 +148,11 @@ public final class ExecProxySession {
         let before = accepted()
         let pid = try ChildProcess.spawn(arguments, environment: proxyEnvironment.apply(to: environment), endsWithCaller: true)
         tv_forward_signals_set_child(pid)
-        let code = ChildProcess.wait(pid)
+        let ending = ChildProcess.ending(pid)
         tv_forward_signals_set_child(0)
         if let before, let after = accepted() { acceptedWhileRunning = max(0, after - before) }
         if case ControlError.alreadyRunning(let path)? = failure.error { throw ExecProxyError.sessionRace(path: path) }
-        return code
+        return ending
     }
 
     /// The session's count of accepted connections (`tv status`'s), over its control socket;

@@ -46,6 +46,15 @@ public final class ExecSession {
     public private(set) var tunnelCounters: [String: UInt64] = [:]
     /// The session's closed flows named after a looked-up name (`SessionTally`), for the summary.
     public var flowsNamedFromLookups: UInt64 { wiring.tally.namedFromLookups }
+    /// When `run` began (µs since the epoch).
+    public private(set) var startedAtMicros: Int64 = 0
+    /// The ids this session's flows took, its first to its last (`ExecExitSummary`); nil when it
+    /// made none.
+    public var flowIDs: ClosedRange<Int64>? {
+        let ids = wiring.writer.ids
+        guard let last = ids.highestHandedOut, last >= ids.first else { return nil }
+        return ids.first ... last
+    }
 
     /// Opens the database, the CA, the proxy (adopt-only: the tunnel hands it connections).
     /// - Throws: like `Session.init`.
@@ -68,10 +77,11 @@ public final class ExecSession {
         inspectionNote = wiring.inspectionNote
     }
 
-    /// Runs `arguments` inside the tunnel and returns its exit code (128 + signal when killed).
-    /// Everything is torn down and flushed before this returns, also when it throws.
+    /// Runs `arguments` inside the tunnel and returns how it ended (`exitCode`: 128 + the
+    /// signal when killed). Everything is torn down and flushed before this returns, also when
+    /// it throws.
     /// - Throws: `TunnelError` when the namespace cannot be made or CMD cannot start.
-    public func run(_ arguments: [String]) throws -> Int32 {
+    public func run(_ arguments: [String]) throws -> ChildEnding {
         // The same retention passes as `tv run`'s (issue 19): at start, periodically, when a capture
         // file rotates and at the end; a limit saved meanwhile is applied by `tv settings set`
         // itself (no control socket here).
@@ -88,7 +98,9 @@ public final class ExecSession {
         // `tv status`, `tv diag` and `tv top` read this exec there when no `tv run` answers.
         let engineCounters = Mutex<TunnelCounters?>(nil)
         let startedAtMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        let label = "tv exec of " + arguments.joined(separator: " ")
+        self.startedAtMicros = startedAtMicros
+        // Quoted as a shell would take it (`sh -c 'read x; echo $x'`), so its words are told apart.
+        let label = "tv exec of " + arguments.map(ShellWord.quote).joined(separator: " ")
         let ownCA = options.proxy.caFile != nil
         let statusValues = { @Sendable [wiring, proxy, capture, home] in
             var values = SessionStatusValues.common(proxy: proxy, wiring: wiring, home: home.path,
@@ -146,10 +158,12 @@ public final class ExecSession {
             retention.stop()
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)
+            let stopped = capture.stop()
+            // Read once stopped: a last file no packet went into is removed then, and not named.
             if let counters = capture.writer?.counters, !counters.sequencesOpened.isEmpty {
                 captures = counters.sequencesOpened
             }
-            if let sentence = capture.stop() { say(sentence) }
+            if let sentence = stopped { say(sentence) }
             if capture.writer != nil { retention.finalPass() }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
@@ -175,6 +189,7 @@ public final class ExecSession {
         var engineConfig = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
         engineConfig.resolvers = resolvers
         engineConfig.servesDNSAddress = true
+        engineConfig.endsWithCommand = true
         let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
                                   sink: wiring.configuration.flowSink, dnsObserver: names.observer, recorder: capture.recorder)
         try engine.start()
@@ -197,10 +212,10 @@ public final class ExecSession {
         let guardian = ExecNamespaceGuard(namespaceInode: namespace.thread.networkNamespaceInode)
         let pid = try namespace.spawn(arguments, environment: childEnvironment)
         tv_forward_signals_set_child(pid)
-        let code = ChildProcess.wait(pid)
+        let ending = ChildProcess.ending(pid)
         tv_forward_signals_set_child(0)
         if let sentence = ExecNamespace.leftoverSentence(namespace.killRemaining()) { say(sentence) }
         guardian?.release()
-        return code
+        return ending
     }
 }

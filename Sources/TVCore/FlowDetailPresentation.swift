@@ -36,7 +36,8 @@ public enum FlowDetailPresentation {
             out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
             out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
         }
-        out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)" + bytesMeaning(f))
+        out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up\(exactCount(f.bytesUp)), ↓ \(Units.bytes(f.bytesDown)) down\(exactCount(f.bytesDown))"
+                   + bytesMeaning(f))
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")
         // A failed (or uninspected encrypted) flow's error is its failure reason, already said on
@@ -74,8 +75,15 @@ public enum FlowDetailPresentation {
     /// server) on lines of their own, since they can differ; one handshake end to end (passed
     /// through): one version.
     static func chosenLines(_ f: FlowRecord) -> [String] {
-        let alpn = "ALPN \(TerminalText.line(f.alpn ?? "none"))"
+        let alpn = "ALPN " + chosenALPN(f)
         guard f.chosenVersionSource == "upstream_leg" else {
+            // Nothing of the server's side was read: not "chosen unknown; ALPN none", which read
+            // as a server that chose no protocol (a trial's QUIC flows).
+            if f.chosenVersionSource == nil, f.tlsVersion == nil, f.clientTLSVersion == nil {
+                return ["  chosen       not seen: " + (f.transport == .udp
+                    ? "tv reads only the client's Initial packets of a QUIC connection; the server's choices travel encrypted"
+                    : "tv read no ServerHello of this connection")]
+            }
             let source = f.chosenVersionSource.map { " (read from \(TerminalText.line($0.replacingOccurrences(of: "_", with: " "))))" } ?? ""
             return ["  chosen       \(TerminalText.line(f.tlsVersion ?? f.clientTLSVersion ?? "unknown"))\(source); \(alpn)"]
         }
@@ -84,6 +92,17 @@ public enum FlowDetailPresentation {
             ?? (f.status == .notEncrypted ? "none (the client spoke no TLS to tv)" : "none (the client's handshake with tv did not finish)")
         return ["  client leg   \(client)",
                 "  server leg   \(TerminalText.line(f.tlsVersion ?? "unknown")) (tv to server); \(alpn)"]
+    }
+
+    /// The ALPN protocol a handshake settled, in words: the protocol; "none" where tv would
+    /// have seen one (it made the server leg itself, a TLS 1.2 ServerHello carries it, or the
+    /// client offered none); else "not seen" (TLS 1.3 sends it encrypted, in
+    /// EncryptedExtensions, RFC 8446 §4.3.1).
+    static func chosenALPN(_ f: FlowRecord) -> String {
+        if let alpn = f.alpn { return TerminalText.line(alpn) }
+        if f.clientALPN.isEmpty || f.chosenVersionSource == "upstream_leg" { return "none" }
+        if f.chosenVersionSource == "server_hello", let version = f.clientTLSVersion, version != "TLSv1.3" { return "none" }
+        return "not seen (TLS 1.3 sends the server's choice encrypted)"
     }
 
     static func address(_ a: String, _ port: Int) -> String {
@@ -137,7 +156,19 @@ public enum FlowDetailPresentation {
         return sentence
     }
 
-    /// The flow as a JSON object for `--json`.
+    /// The flow as a JSON object for `--json`. `packetsUp` / `packetsDown` are the datagrams the
+    /// tunnel counted each way (UDP flows; null for TCP, whose packets tv relays as bytes);
+    /// `packetsCaptured`, given by `tv flow ID` alone, is every packet of the flow in a capture
+    /// (what `tv flow`'s "Packets: 9 captured" says: a trial read null beside it).
+    public static func detailJSON(_ f: FlowRecord, packetsCaptured: Int64?) -> JSONValue {
+        guard let packetsCaptured, case .object(let fields) = json(f) else { return json(f) }
+        var out = fields
+        let at = (out.firstIndex { $0.0 == "packetsDown" } ?? out.count - 1) + 1
+        out.insert(("packetsCaptured", .int(packetsCaptured)), at: at)
+        return .object(out)
+    }
+
+    /// The flow as a JSON object for `--json` (`tv flows`, `tv flow`, `tv top`).
     public static func json(_ f: FlowRecord) -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
         func optInt(_ i: Int64?) -> JSONValue { i.map { .int($0) } ?? .null }
@@ -164,6 +195,13 @@ public enum FlowDetailPresentation {
             ("chain", .array(f.certificateChain.map { .string($0) })),
             ("program", FlowProgramPresentation.json(f.program)),
         ] + SharedInstancePresentation.jsonField(f.instance))
+    }
+
+    /// The exact count to say beside a byte count in units, " (1536 B)", when the units round
+    /// it; under 1 KiB they are exact and nothing is added ("↑ 76 B up", not "↑ 76 B up (76 B)":
+    /// a trial).
+    static func exactCount(_ n: Int64) -> String {
+        Units.bytes(n) == "\(n) B" ? "" : " (\(n) B)"
     }
 
     /// What the byte counts count (a trial compared an inspected flow's 178 B with tshark's

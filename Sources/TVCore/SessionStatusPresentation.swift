@@ -10,6 +10,15 @@ import TVHome
 /// so `jq .closed.keptPrivate` reads one; numbered names (`errors.1.reason`) become a list in
 /// number order. Decimal text becomes a number, anything else a string.
 public enum SessionStatusPresentation {
+    /// What starts a session, said where none runs (`tv status`, `tv diag`, `tv top`): both
+    /// kinds (they named only `tv run`, and a trial's `tv exec` user was left to guess).
+    public static let startOne = "start one with `tv run`, or run one command through tv with `tv exec -- CMD`"
+
+    /// `tv status` with no session live on `folder`.
+    public static func noSession(folder: String) -> String {
+        "No tv session is running for \(folder); \(startOne)."
+    }
+
     /// The control-socket name of the count of flows closed with `status` (`closed.keptPrivate`).
     public static func closedKey(_ status: FlowStatus) -> String { "closed." + status.key }
 

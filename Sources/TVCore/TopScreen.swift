@@ -54,8 +54,12 @@ public struct Talker: Sendable, Equatable {
 /// when and why), `OFF`.
 public struct TopScreen: Sendable {
     public var liveness: SessionLiveness
-    /// The session's `status` values (empty unless live).
+    /// The session's `status` values (empty unless live); with two or more sessions live, what
+    /// they add up to (`LiveSessionTotals.merged`).
     public var values: [String: String]
+    /// Each live session's values when two or more are shown (a `tv run` and `tv exec`s on one
+    /// data folder): each gets a line of its own, and the figures are their sum. Empty for one.
+    public var sessions: [[String: String]] = []
     public var history: RateHistory
     /// The newest flows, newest first.
     public var newest: [FlowRecord]
@@ -88,10 +92,12 @@ public struct TopScreen: Sendable {
     public var stripLine: String {
         let v = values.mapValues(TerminalText.line)
         switch liveness {
+        case .live where sessions.count > 1:
+            return "tv top  LIVE  \(sessions.count) sessions, added up (`tv top --session PID` shows one)"
         case .live:
             return "tv top  LIVE  \(v["modeLabel"] ?? v["mode"] ?? "?") on \(v["listen"] ?? "?")"
         case .off:
-            return "tv top  OFF  no session is running for \(TerminalText.line(dataFolder)); start one with `tv run`"
+            return "tv top  OFF  no session is running for \(TerminalText.line(dataFolder)); " + SessionStatusPresentation.startOne
         case .starting(let pid):
             return "tv top  STARTING  a session (pid \(pid)) is preparing"
         case let .failed(at, reason):
@@ -100,15 +106,32 @@ public struct TopScreen: Sendable {
     }
 
     /// The strip's second line (live): inspection, content keeping, for how long, the order, paused.
+    /// With two or more sessions, the order and paused only: each session's settings are on
+    /// its own line (`sessionLines`).
     public var settingsLine: String {
+        var parts = sessions.count > 1 ? [] : Self.settings(values, nowMicros: nowMicros)
+        parts.append("sort: \(sort.rawValue)")
+        if paused { parts.append("PAUSED") }
+        return "  " + parts.joined(separator: " · ")
+    }
+
+    /// With two or more sessions live, a line each: "  pid 4242: tv exec of curl … on a TUN in
+    /// its own network namespace · inspection off · content keeping off · up 3 s". Empty for one.
+    public var sessionLines: [String] {
+        guard sessions.count > 1 else { return [] }
+        return sessions.map { values in
+            "  " + ([LiveSession(socket: "", values: values).title] + Self.settings(values, nowMicros: nowMicros)).joined(separator: " · ")
+        }
+    }
+
+    /// A session's inspection, content keeping and time up, in words.
+    static func settings(_ values: [String: String], nowMicros: Int64) -> [String] {
         var parts = ["inspection \(TerminalText.line(values["inspection"] ?? "?"))",
                      "content keeping \(TerminalText.line(values["contentKeeping"] ?? "?"))"]
         if let started = values["startedAt"].flatMap({ Int64($0) }) {
             parts.append("up " + Units.duration(microseconds: max(0, nowMicros - started)))
         }
-        parts.append("sort: \(sort.rawValue)")
-        if paused { parts.append("PAUSED") }
-        return "  " + parts.joined(separator: " · ")
+        return parts
     }
 
     /// "This session": received, sent, flows (open), failed. The flows are the closed ones by
@@ -121,7 +144,8 @@ public struct TopScreen: Sendable {
         // flow was left out while the list showed it).
         let open = n("openConnections") + n("tunnel.udpFlowsOpen")
         let flows = FlowStatus.allCases.reduce(open) { $0 + n(SessionStatusPresentation.closedKey($1)) }
-        return "This session: received \(Units.bytes(n("bytesFromServers"))), sent \(Units.bytes(n("bytesFromClients"))), "
+        let whose = sessions.count > 1 ? "All \(sessions.count) sessions" : "This session"
+        return "\(whose): received \(Units.bytes(n("bytesFromServers"))), sent \(Units.bytes(n("bytesFromClients"))), "
             + "\(Units.grouped(flows)) flow\(flows == 1 ? "" : "s") (\(Units.grouped(open)) open), "
             + "\(Units.grouped(n(SessionStatusPresentation.closedKey(.failed)))) failed"
     }
@@ -154,6 +178,7 @@ public struct TopScreen: Sendable {
     /// tables' first column is cut to its width (the terminal), else lines run on (a report).
     private func content(width: Int, height: Int, cut: Bool = false) -> [String] {
         var out: [String] = [stripLine]
+        out += sessionLines
         out.append(settingsLine)
         if let auditStrip { out.append("  " + auditStrip) }
         let chartWidth = max(0, min(60, width - 24))
@@ -206,7 +231,8 @@ public struct TopScreen: Sendable {
     }
 
     /// `tv top --once --json`: `state`, `reason` (failed), `session` (the status values, as
-    /// `tv status --json`), `rates` (`received`, `sent` bytes per second; null before two
+    /// `tv status --json`; with two or more sessions the first's, with `sessionCount`,
+    /// `sessions` and `totals` beside it, as `tv status --json` has them), `rates` (`received`, `sent` bytes per second; null before two
     /// samples), `talkers`, `newest` (as `tv flow --json`), `audit` (the recording audit
     /// session's strip, null when none records) and `markers` (`tv audit show --json`'s, among
     /// the newest flows' span).
@@ -216,7 +242,15 @@ public struct TopScreen: Sendable {
             fields += [("failedAt", .int(at)), ("reason", .string(reason))]
         }
         guard case .live = liveness else { return .object(fields) }
-        fields.append(("session", SessionStatusPresentation.json(values)))
+        if sessions.count > 1 {
+            // The first session's object as for one (scripts read it), each one's and the sums beside.
+            fields.append(("session", SessionStatusPresentation.json(sessions[0])))
+            fields.append(("sessionCount", .int(Int64(sessions.count))))
+            fields.append(("sessions", .array(sessions.map(SessionStatusPresentation.json))))
+            fields.append(("totals", LiveSessionTotals.json(sessions)))
+        } else {
+            fields.append(("session", SessionStatusPresentation.json(values)))
+        }
         fields.append(("rates", history.current.map { .object([("received", .int($0.received)), ("sent", .int($0.sent))]) } ?? .null))
         fields.append(("talkers", .array(Talker.sorted(Talker.all(values), by: sort).map {
             .object([("host", .string($0.host)), ("flows", .int($0.flows)), ("received", .int($0.received)), ("sent", .int($0.sent))])

@@ -6,7 +6,7 @@
 ///
 /// Shape:
 /// ```
-/// names from lookups: 3 answers gave 5 names (1 gave none); 4 closed connections went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)
+/// names from lookups: 3 answers gave 5 names (1 gave none); 4 closed connections took their name from them (they announced no host of their own, and went to addresses an answer gave)
 /// names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 0 reads started over, 0 skipped: too many being read)
 ///                  tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted
 /// ```
@@ -45,8 +45,7 @@ public enum TunnelNamesPresentation {
             if n("dnsAnswersUnreadable") > 0 { notes.append("\(count(n("dnsAnswersUnreadable"))) could not be read") }
             out.append("names from lookups: \(plural(answers, "answer", "answers")) gave \(plural(n("dnsNamesLearned"), "name", "names"))"
                        + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
-                       + "; \(plural(namedFromLookups, "closed connection", "closed connections")) went to an address they named"
-                       + " — a name a program looked up, not one the connection announced (which wins when there is one)")
+                       + "; " + Self.namedByLookups(namedFromLookups))
         }
 
         let named = n("quicNamed"), noName = n("quicNoName"), unreadable = n("quicUnreadable")
@@ -72,6 +71,19 @@ public enum TunnelNamesPresentation {
         // new-user trial read "names from QUIC:" twice as two sections).
         out.append(String(repeating: " ", count: "names from QUIC: ".count) + reason)
         return out
+    }
+
+    /// How many closed connections took their name from the answers, and why that many: a
+    /// connection is named by a lookup only when it announced no host of its own and went to an
+    /// address an answer gave ("0 closed connections went to an address they named — a name a
+    /// program looked up, not one the connection announced (which wins when there is one)" was
+    /// hard to read: a trial).
+    static func namedByLookups(_ n: UInt64) -> String {
+        switch n {
+        case 0: return "no closed connection took its name from them (each announced a host of its own, which comes first, or went to an address no answer gave)"
+        case 1: return "1 closed connection took its name from them (it announced no host of its own, and went to an address an answer gave)"
+        default: return "\(Units.grouped(Int64(clamping: n))) closed connections took their name from them (they announced no host of their own, and went to addresses an answer gave)"
+        }
     }
 
     /// `tv status` in a proxy mode: where names come from there.

@@ -8,6 +8,12 @@ public enum Units {
     /// Bytes in SI-ish binary steps: `512 B`, `1.5 KiB`, `35.0 MiB`, `2.10 GiB`.
     public static func bytes(_ n: Int64) -> String { ByteWords.binary(n) }
 
+    /// Items in a sentence: "a", "a and b", "a, b and c".
+    public static func listed(_ items: [String]) -> String {
+        guard let last = items.last, items.count > 1 else { return items.first ?? "" }
+        return items.dropLast().joined(separator: ", ") + " and " + last
+    }
+
     /// A duration given in microseconds: `850 µs`, `12 ms`, `1.2 s`, `3 min 05 s`, `2 h 04 min`.
     public static func duration(microseconds us: Int64) -> String {
         if us < 1_000 { return "\(us) µs" }

@@ -30,22 +30,28 @@ public enum ChildProcess {
                     : tv_spawn(path, argv, envp, stdin, stdout, stderr, &pid)
             }
         }
-        guard rc == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno(rc).phrase) }
+        guard rc == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno(rc).phrase, found: rc != ENOENT) }
         return pid
     }
 
     /// Waits for `pid`; returns its exit code, or 128 + the signal that killed it (the shell's
     /// convention).
     public static func wait(_ pid: pid_t) -> Int32 {
+        ending(pid).exitCode
+    }
+
+    /// Waits for `pid`; how it ended (a wait that fails reads as exit 127, a status neither
+    /// exit nor signal as exit 1).
+    public static func ending(_ pid: pid_t) -> ChildEnding {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return 127 }
+            if errno != EINTR { return .exited(code: 127) }
         }
         var code: Int32 = 0
         switch tv_wait_status(status, &code) {
-        case 1: return code
-        case 2: return 128 + code
-        default: return 1
+        case 1: return .exited(code: code)
+        case 2: return .killed(signal: code)
+        default: return .exited(code: 1)
         }
     }
 

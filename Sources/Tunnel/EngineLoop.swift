@@ -400,7 +400,13 @@ final class EngineLoop: LoopHandler {
     func shutdown() {
         // Held resets go now, each flow with its own failure.
         for id in Array(heldFailures.keys) { heldFailureDue(id) }
-        for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) {
+        // A connect that never completed was still going, not failed by tv (it read "failed —
+        // tv stopped": a trial's unanswered fd77::99).
+        let stillConnecting = ConnectionFailure.stillConnecting(commandEnded: configuration.endsWithCommand)
+        for id in Array(pendingConnects.keys) {
+            if let entry = nat.entry(id) { abandon(entry, stillConnecting) } else { discardUpstream(id) }
+        }
+        for id in Array(readyUpstreams.keys) {
             if let entry = nat.entry(id) { abandon(entry, .stopped) } else { discardUpstream(id) }
         }
         let wall = EngineClock.wallMicros()

@@ -26,6 +26,9 @@ public struct TunnelEngineConfiguration: Sendable {
     public var refusesTunnelNetwork = false
     /// Where DNS queries to the DNS address go (the host's resolv.conf nameservers).
     public var resolvers: [SocketAddress] = []
+    /// Whether the engine stops because a command ended (`tv exec`), not because tv was
+    /// stopped (`--mode tun`): a connect still going then says so (`.stillConnecting`).
+    public var endsWithCommand = false
     /// Seconds for an upstream TCP connect before the app gets a reset.
     public var connectTimeout: Double = 10
     /// Seconds without a datagram before a UDP flow is closed.

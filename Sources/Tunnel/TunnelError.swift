@@ -17,16 +17,19 @@ public enum TunnelError: UserFacingError, Equatable {
     case configuration(command: String, output: String)
     /// A program tv needs is missing.
     case missingProgram(String, package: String)
-    /// The command to run could not be started.
-    case cannotRun(command: String, reason: String)
+    /// The command to run could not be started: `found`, it is there but could not be run (not
+    /// executable, a folder, not a program), else there is no such file.
+    case cannotRun(command: String, reason: String, found: Bool = false)
     /// The listener could not be opened.
     case cannotListen(reason: String)
     /// `tv exec`'s resolv.conf could not be written in any folder tried (the first one's error).
     case cannotWriteResolvConf(folder: String, reason: String)
 
-    /// 127 when the command could not be started (the shell's "command not found"), else 1.
+    /// As a shell says a command it could not start: 127 when there is no such command, 126
+    /// when it is there but cannot be run (bash(1), EXIT STATUS; a trial's file without the x
+    /// bit gave 127); else 1.
     public var exitCode: Int32 {
-        if case .cannotRun = self { return 127 }
+        if case .cannotRun(_, _, let found) = self { return found ? 126 : 127 }
         return 1
     }
 
@@ -47,8 +50,9 @@ public enum TunnelError: UserFacingError, Equatable {
             return "tv could not configure the tunnel: `\(command)` failed\(detail.isEmpty ? "" : " (\(detail))"); nothing was left changed."
         case let .missingProgram(name, package):
             return "tv needs the `\(name)` program to configure routing; install it (apt-get install \(package)) and try again."
-        case let .cannotRun(command, reason):
-            return "tv could not start \(command) (\(reason)); check the command name and PATH."
+        case let .cannotRun(command, reason, found):
+            return "tv could not start \(command) (\(reason)); "
+                + (found ? "check that it is a program you may run (chmod +x for a script with a #! line)." : "check the command name and PATH.")
         case .cannotListen(let reason):
             return "tv could not open the tunnel's listener (\(reason)); try again."
         case let .cannotWriteResolvConf(folder, reason):

@@ -515,20 +515,30 @@ function drawDashboard(top) {
       h("h2", {}, word === "failed" ? "Monitoring failed to start" : word === "starting" ? "Monitoring is starting" : "Monitoring is off"),
       top && top.reason ? h("p", {}, top.reason) : null,
       h("p", {}, word === "failed" ? "Fix what it says, then start it again with `tv run`."
-                 : "Start a session with `tv run` (or `tv run --web` to serve these screens beside it); the history stays readable on the Timeline."),
+                 : "Start a session with `tv run` (or `tv run --web` to serve these screens beside it), or run one command through tv with `tv exec -- CMD`; the history stays readable on the Timeline."),
       h("p", {}, h("a", { href: "#/timeline" }, "Open the Timeline")));
     parts.push(card);
   } else {
     const session = top.session || {};
-    parts.push(h("div", { class: "card strip", role: "status" }, h("strong", {}, "● Monitoring"),
-      h("span", {}, session.modeLabel || session.mode || ""), h("span", { class: "muted" }, session.listen ? "on " + session.listen : ""),
-      h("span", {}, "inspection " + (session.inspection || "unknown")),
-      // Kept content is what was said: the strip says whether it is being kept, as `tv top` does.
-      session.contentKeeping ? h("span", {}, "content keeping " + session.contentKeeping) : null));
+    // Two or more sessions on this data folder (a `tv run` and `tv exec`s): a strip each, and
+    // the tiles their sum (only the first was shown, and nothing said a second ran: a trial).
+    const sessions = top.sessions && top.sessions.length > 1 ? top.sessions : [session];
+    if (sessions.length > 1) {
+      parts.push(h("p", { role: "status" }, `${sessions.length} sessions are running on this data folder; the figures below are their sum.`));
+    }
+    for (const one of sessions) {
+      parts.push(h("div", { class: "card strip", role: "status" }, h("strong", {}, "● Monitoring"),
+        h("span", {}, one.modeLabel || one.mode || ""), h("span", { class: "muted" }, one.listen ? "on " + one.listen : ""),
+        h("span", {}, "inspection " + (one.inspection || "unknown")),
+        // Kept content is what was said: the strip says whether it is being kept, as `tv top` does.
+        one.contentKeeping ? h("span", {}, "content keeping " + one.contentKeeping) : null,
+        sessions.length > 1 && one.pid ? h("span", { class: "muted" }, "pid " + one.pid) : null));
+    }
     parts.push(h("h2", {}, "Rates"), rateChart());
-    const totals = [["Received", bytes(session.bytesFromServers || 0)], ["Sent", bytes(session.bytesFromClients || 0)],
-                    ["Connections", String(session.accepted || 0)], ["Open now", String(session.openConnections || 0)]];
-    parts.push(h("h2", {}, "This session"),
+    const sum = sessions.length > 1 ? (top.totals || {}) : session;
+    const totals = [["Received", bytes(sum.bytesFromServers || 0)], ["Sent", bytes(sum.bytesFromClients || 0)],
+                    ["Connections", String(sum.accepted || 0)], ["Open now", String(sum.openConnections || 0)]];
+    parts.push(h("h2", {}, sessions.length > 1 ? `All ${sessions.length} sessions` : "This session"),
       h("div", { class: "tiles" }, totals.map(([k, v]) => h("div", { class: "tile" }, h("div", { class: "figure" }, v), h("div", { class: "label" }, k)))));
     parts.push(h("h2", {}, "Top talkers by host (closed connections)"), talkers(top.talkers || [], "host"));
     parts.push(h("h2", {}, "Top talkers by program (this session's connections, open ones too)"), talkers(top.programs || [], "program"));
@@ -846,7 +856,10 @@ async function inspector(id) {
         : [["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from the " + f.chosenVersionSource.replace(/_/g, " ") + ")" : "")]]),
       ["Offered versions", (f.clientVersions || []).join(", ") || "not read"],
       ["Offered protocols", (f.clientALPN || []).join(", ") || "none"],
-      ["Chosen protocol", f.alpn || "none"],
+      // "none" only where tv would have seen one; TLS 1.3 and QUIC send it encrypted (as `tv flow` says).
+      ["Chosen protocol", f.alpn || (!(f.clientALPN || []).length || f.chosenVersionSource === "upstream_leg"
+        || (f.chosenVersionSource === "server_hello" && f.clientTLSVersion && f.clientTLSVersion !== "TLSv1.3")
+        ? "none" : "not seen (TLS 1.3 sends the server's choice encrypted)")],
       f.certificate ? ["Certificate", (f.certificate.subject || "") + " issued by " + (f.certificate.issuer || "?")] : null]));
   }
   parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));

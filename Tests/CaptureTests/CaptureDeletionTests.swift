@@ -67,6 +67,7 @@ struct CaptureDeletionTests {
         // Stopped between the steps again, then a session starts: its writer sweeps.
         try Self.markOnly(catalog, seq: 2)
         let again = try CaptureWriter(configuration: scratch.configuration())
+        Conversation.record(again, flow: 10)  // kept at its stop (an empty last file is not)
         again.stop()
         #expect(!FileManager.default.fileExists(atPath: scratch.folder.filePath(2)))
         #expect(!FileManager.default.fileExists(atPath: scratch.folder.filePath(3)))

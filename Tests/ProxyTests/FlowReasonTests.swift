@@ -17,6 +17,13 @@ import Glibc
                 == "tv could not connect to a.test:443 (network is unreachable)")
     }
 
+    @Test("a connect still going when the TUN engine stopped says so, by what ended it (it read \"tv stopped\" for a command's unanswered connect: a trial)")
+    func stillConnecting() {
+        #expect(ConnectionFailure.stillConnecting(commandEnded: true).sentence == "still connecting when the command ended")
+        #expect(ConnectionFailure.stillConnecting(commandEnded: false).sentence == "still connecting when tv stopped")
+        #expect(ConnectionFailure.stopped.sentence == "tv stopped")
+    }
+
     @Test("a refused request's target is quoted without its query and with userinfo masked: neither reaches a flow's error (nor the shared store)")
     func targetsQuotedWithoutContent() {
         #expect(ConnectionFailure.proxyRequestUnsupported(method: "GET", target: "/reset-password?token=SECRET").sentence

@@ -538,7 +538,7 @@ struct InterceptionRunTests {
         #expect(tv.log().hasSuffix("tv stopped; everything is saved in \(box.dataDir).\n"), "\(tv.log())")
         let after = try box.tv("status")
         #expect(after.status == 3)
-        #expect(after.out == "No tv session is running for \(box.dataDir); start one with `tv run`.\n")
+        #expect(after.out == "No tv session is running for \(box.dataDir); start one with `tv run`, or run one command through tv with `tv exec -- CMD`.\n")
         let rows = try box.flowRows()
         try #require(rows.count == 2)
         #expect(rows[1].string("status") == "not_encrypted")

@@ -22,7 +22,7 @@ struct LiveViewRunTests {
         try withSandbox { box in
             let out = try box.tv("diag")
             #expect(out.status == 3)
-            #expect(out.out == "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`.\n")
+            #expect(out.out == "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`, or run one command through tv with `tv exec -- CMD`.\n")
         }
     }
 

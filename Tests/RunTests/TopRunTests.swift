@@ -138,10 +138,16 @@ struct TopRunTests {
         #expect(try box.json("top", "--once").string("state") == "live")
         try tv.stop()
         #expect(try offSample(box).string("state") == "off")
+        // The next session's newest flows are its own: the last session's were listed under
+        // "This session" (a trial).
+        let next = try world.run()
+        let fresh = try box.json("top", "--once")
+        #expect(fresh.string("state") == "live" && (fresh["newest"] as? [JSON])?.isEmpty == true, "\(fresh)")
+        try next.stop()
         // Piped (no terminal, no $COLUMNS), the screen is not cut to 80 columns.
         let off = try box.tvArgs(["top", "--once"])
         #expect(off.status == 3)
-        #expect(off.out == "tv top  OFF  no session is running for \(box.dataDir); start one with `tv run`\n", "\(off)")
+        #expect(off.out == "tv top  OFF  no session is running for \(box.dataDir); start one with `tv run`, or run one command through tv with `tv exec -- CMD`\n", "\(off)")
         let taken = try box.tvArgs(["run", "--listen", "127.0.0.1:\(world.nginx.tlsPort)"])
         #expect(taken.status != 0)
         let failed = try offSample(box)

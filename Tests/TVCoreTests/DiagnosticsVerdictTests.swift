@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct DiagnosticsVerdictTests {
     // The exact sentences, once each.
-    static let noSession = "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
+    static let noSession = "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`, or run one command through tv with `tv exec -- CMD`."
     static let off = "Inspection is off in this session, so no connection is offered for inspection: everything is passed through untouched and still recorded; `tv inspect on` (after `tv setup`) turns it on."
     static let nothing = "Inspection is on, and no connection has been offered for inspection yet: nothing has come through tv since it started, so check that clients use it (their proxy setting, or the redirect rules and routes of --mode transparent and tun)."
 

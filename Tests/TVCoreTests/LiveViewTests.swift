@@ -142,9 +142,10 @@ import TVHome
         // Not live, the strip's sentence is wrapped, not cut.
         let off = TopScreen(liveness: .off, values: [:], history: RateHistory(), newest: [], sort: .bytes, paused: false,
                             nowMicros: Self.t0, dataFolder: "/home/someone/.local/share/tunnelvision").lines(width: 60, height: 24)
-        #expect(Array(off.prefix(3)) == ["tv top  OFF  no session is running for",
+        #expect(Array(off.prefix(4)) == ["tv top  OFF  no session is running for",
                                          "  /home/someone/.local/share/tunnelvision; start one with",
-                                         "  `tv run`"], "\(off)")
+                                         "  `tv run`, or run one command through tv with `tv exec --",
+                                         "  CMD`"], "\(off)")
     }
 
     @Test("the report for a pipe (tv top --once, no terminal): nothing cut, every talker and newest flow, no keys line or blank rows")
@@ -170,7 +171,7 @@ import TVHome
         // The terminal's screen of the same sample cuts both.
         #expect(screen.lines(width: 80, height: 24).allSatisfy { $0.count <= 80 })
         let off = TopScreen(liveness: .off, values: [:], history: RateHistory(), newest: [], sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/a/data/folder/with/a/long/path/that/would/not/fit/in/80/columns")
-        #expect(off.report() == ["tv top  OFF  no session is running for /a/data/folder/with/a/long/path/that/would/not/fit/in/80/columns; start one with `tv run`"])
+        #expect(off.report() == ["tv top  OFF  no session is running for /a/data/folder/with/a/long/path/that/would/not/fit/in/80/columns; start one with `tv run`, or run one command through tv with `tv exec -- CMD`"])
     }
 
     @Test("with programs known, a by-program table sits between the talkers and the newest flows; --json carries it")
@@ -212,7 +213,7 @@ import TVHome
         func strip(_ l: SessionLiveness) -> String {
             TopScreen(liveness: l, values: [:], history: RateHistory(), newest: [], sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d").stripLine
         }
-        #expect(strip(.off) == "tv top  OFF  no session is running for /d; start one with `tv run`")
+        #expect(strip(.off) == "tv top  OFF  no session is running for /d; start one with `tv run`, or run one command through tv with `tv exec -- CMD`")
         #expect(strip(.starting(pid: 42)) == "tv top  STARTING  a session (pid 42) is preparing")
         #expect(strip(.failed(atMicros: Self.t0, reason: "port 8080 is taken")) == "tv top  FAILED  the last start, at 2025-11-30 14:05:03 UTC, failed: port 8080 is taken")
         let starting = SessionStartRecord(state: .starting, pid: 42, atMicros: Self.t0)

@@ -77,7 +77,7 @@ struct NamePresentationTests {
         let busy: [String: UInt64] = ["dnsAnswersWithAddresses": 3, "dnsNamesLearned": 5, "dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 2,
                                       "quicNamed": 2, "quicPacketsOpened": 3, "quicReadRestarts": 1]
         #expect(TunnelNamesPresentation.lines(busy, namedFromLookups: 1) == [
-            "names from lookups: 3 answers gave 5 names (1 gave none, 2 could not be read); 1 closed connection went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)",
+            "names from lookups: 3 answers gave 5 names (1 gave none, 2 could not be read); 1 closed connection took its name from them (it announced no host of its own, and went to an address an answer gave)",
             "names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 1 read started over, 0 skipped: too many being read)",
             "                 tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted",
         ])

@@ -107,7 +107,7 @@ final class CaptureExecTests {
         #expect(text.out.contains("cut off") && text.out.contains("RST, ACK"), "\(text)")
     }
 
-    @Test("a connect still going when the command exits: its flow is recorded (failed: tv stopped) with its SYNs; the next session's flow gets a new id and none of them")
+    @Test("a connect still going when the command exits: its flow is recorded (failed: still connecting when the command ended) with its SYNs; the next session's flow gets a new id and none of them")
     func connectingAtExit() throws {
         // 10.203.0.77 is in the origin's subnet and answers nothing: the host's connect waits for ARP.
         let client = try lab.script("giveup.py", """
@@ -122,7 +122,7 @@ final class CaptureExecTests {
         #expect(r.status == 0 && r.out == "gave up\n", "\(r)")
         let stopped = try #require(try lab.flows().first { $0["serverAddress"] as? String == "10.203.0.77" }, "no flow for the connect")
         #expect(stopped["status"] as? String == "failed")
-        #expect(stopped["failureReason"] as? String == "tv stopped")
+        #expect(stopped["failureReason"] as? String == "still connecting when the command ended")
         let id = try #require(stopped["id"] as? Int)
         let list = try #require(try json(["packets", String(id), "--json"]) as? [String: Any])
         let packets = try #require(list["packets"] as? [[String: Any]])

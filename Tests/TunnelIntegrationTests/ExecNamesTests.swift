@@ -76,7 +76,7 @@ final class ExecNamesTests {
         let row = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "flows", "--host", "other.test"])
         #expect(row.out.contains("tcp :8080 · 10.203.0.2"), "\(row.out)")
         // The summary says where names came from.
-        #expect(r.err.contains("tv: names from lookups: 2 answers gave 2 names; 2 closed connections went to an address they named"), "\(r.err)")
+        #expect(r.err.contains("tv: names from lookups: 2 answers gave 2 names; 2 closed connections took their name from them"), "\(r.err)")
     }
 
     @Test("a resolver's answers name only what they answer: one with the query's ID and another question, and a record outside the question's CNAME chain, name nothing; the query says so")

@@ -23,8 +23,10 @@ final class OriginLab: @unchecked Sendable {
 
     init() throws {
         tag = String(UUID().uuidString.prefix(6)).lowercased()
-        host = "tvh-\(tag)"
-        origin = "tvo-\(tag)"
+        // `TV_LAB_NETNS_PREFIX` names them apart where several checkouts share a machine.
+        let prefix = ProcessInfo.processInfo.environment["TV_LAB_NETNS_PREFIX"] ?? "tv"
+        host = "\(prefix)h-\(tag)"
+        origin = "\(prefix)o-\(tag)"
         dir = NSTemporaryDirectory() + "tvlab-\(tag)"
         upstreamCA = dir + "/up-ca.pem"
         dataDir = dir + "/data"

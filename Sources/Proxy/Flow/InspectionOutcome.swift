@@ -91,7 +91,7 @@ extension ConnectionFailure {
         case .send(let side, _): return (side, "connectionLost")
         case .proxyRequestUnreadable, .proxyRequestUnsupported, .socksRefused, .proxyAuthenticationMissing,
              .proxyAuthenticationWrong, .socksUnreadable, .wrongProxyProtocol, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
-             .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .noResponse, .stoppedReading, .serverClosedFirst, .stopped, .notAdopted, .internalError,
+             .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .noResponse, .stoppedReading, .serverClosedFirst, .stopped, .stillConnecting, .notAdopted, .internalError,
              .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete, .responseUnasked, .portUnreachable, .serverAnsweredNotTLS, .unusableServerName, .exchangeReadingStopped, .serverLacksHTTP2:
             return nil
         }

@@ -150,6 +150,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// did not take: it stopped reading.
     case stoppedReading(Side, seconds: Int)
     case stopped
+    /// The TUN engine stopped while the connect to the server was still going: its command
+    /// ended (`tv exec`, `commandEnded`), or tv was stopped.
+    case stillConnecting(commandEnded: Bool)
     /// The proxy took no more connections (stopping, or at its connection cap) when a front end
     /// handed this one over.
     case notAdopted
@@ -340,6 +343,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case let .stoppedReading(side, seconds):
             return "closed after \(seconds) s in which the \(side.word) took nothing of what tv held for it (it stopped reading)"
         case .stopped: return "tv stopped"
+        case .stillConnecting(let commandEnded):
+            return commandEnded ? "still connecting when the command ended" : "still connecting when tv stopped"
         case .notAdopted: return "tv took no more connections (it was stopping, or at its connection cap), so this one was reset"
         case .tlsSession(let reasons): return "tv could not create a TLS session" + (reasons.map { " (\($0))" } ?? "")
         case .noCA: return "no CA is loaded"

@@ -40,7 +40,10 @@ async function inspector(id) {
         : [["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from the " + f.chosenVersionSource.replace(/_/g, " ") + ")" : "")]]),
       ["Offered versions", (f.clientVersions || []).join(", ") || "not read"],
       ["Offered protocols", (f.clientALPN || []).join(", ") || "none"],
-      ["Chosen protocol", f.alpn || "none"],
+      // "none" only where tv would have seen one; TLS 1.3 and QUIC send it encrypted (as `tv flow` says).
+      ["Chosen protocol", f.alpn || (!(f.clientALPN || []).length || f.chosenVersionSource === "upstream_leg"
+        || (f.chosenVersionSource === "server_hello" && f.clientTLSVersion && f.clientTLSVersion !== "TLSv1.3")
+        ? "none" : "not seen (TLS 1.3 sends the server's choice encrypted)")],
       f.certificate ? ["Certificate", (f.certificate.subject || "") + " issued by " + (f.certificate.issuer || "?")] : null]));
   }
   parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));

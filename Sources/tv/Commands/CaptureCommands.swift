@@ -179,6 +179,13 @@ enum CaptureCommands {
 extension CaptureCommands {
     /// The packet part of `tv flow FLOW`: the first rows and the count; nothing for a flow with
     /// no packets captured (most flows of the proxy modes).
+    /// Every packet of `flow` in a capture (`packet_counts`), for `tv flow ID --json`.
+    static func capturedCount(_ inv: Invocation, flow id: Int64) throws -> Int64 {
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        return try catalog.packetCount(flow: UInt64(id))
+    }
+
     static func flowPacketLines(_ inv: Invocation, flow id: Int64, carried: Int64 = 0) throws -> [String] {
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }

@@ -8,24 +8,22 @@ import TVHome
 enum DiagCommand {
     static let spec = CommandSpec(
         name: "diag", summary: "Say in one sentence whether inspection is working in the running session, then the counters it was read from.",
-        discussion: "Tells apart nothing offered for inspection, connections that were not TLS, clients that pin (the pinning rule working), and connections named and never taken over (no CA in the session, clients without tv's root, a failed leg). With no session it says so. The counters cover connections closed so far; they start at zero with every session.",
-        options: [FlowCommands.json])
+        discussion: "Tells apart nothing offered for inspection, connections that were not TLS, clients that pin (the pinning rule working), and connections named and never taken over (no CA in the session, clients without tv's root, a failed leg). With no session it says so. The counters cover connections closed so far; they start at zero with every session. Each session live on the data folder is diagnosed on its own (a `tv run` and `tv exec`s), under a line saying how many there are; --session PID diagnoses one. With --json and two or more, the object is the first's with sessionCount and sessions (each one's object) beside it.",
+        options: [FlowCommands.json, LiveSessionOption.spec])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["diag": run]
 
-    /// The live session's `status` values (`tv run`'s, else a `tv exec`'s: `LiveSessionStatus`);
-    /// nil when no session answers (a session of another user is an error, as for `tv status`).
-    static func liveValues(_ home: TVHome, timeoutSeconds: Int = 5) throws -> [String: String]? {
-        try LiveSessionStatus.answer(home: home, timeoutSeconds: timeoutSeconds)?.values
-    }
-
     static func run(_ inv: Invocation) throws -> Int32 {
-        let values = try liveValues(try inv.home())
+        let home = try inv.home()
+        let sessions = try LiveSessionOption.choice(inv, home: home).sessions
         if inv.json {
-            inv.console.line(DiagnosticsPresentation.json(values).serialized(pretty: true))
+            let json = sessions.count > 1 ? LiveSessionsPresentation.diagJSON(sessions) : DiagnosticsPresentation.json(sessions.first?.values)
+            inv.console.line(json.serialized(pretty: true))
         } else {
-            for line in DiagnosticsPresentation.lines(values) { inv.console.line(line) }
+            let lines = sessions.count > 1 ? LiveSessionsPresentation.diagLines(sessions, folder: home.path)
+                : DiagnosticsPresentation.lines(sessions.first?.values)
+            for line in lines { inv.console.line(line) }
         }
-        return values == nil ? 3 : 0
+        return sessions.isEmpty ? 3 : 0
     }
 }

@@ -58,9 +58,11 @@ enum ExecCommand {
         if !quiet {
             console.note("tv: running \(arguments[0]) through tv (inspection \(session.inspecting ? "on" : "off") — \(session.inspectionNote)).")
         }
-        let code = try session.run(arguments)
+        let ending = try session.run(arguments)
         if !quiet {
-            console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+            let summary = ExecExitSummary(command: arguments[0], ending: ending, folder: home.path, flowIDs: session.flowIDs,
+                                          startedAtMicros: session.startedAtMicros)
+            console.note("tv: " + summary.line)
             if let files = session.captures {
                 let folder = CaptureFolder(path: home.captureDirectory)
                 let present = Set(files.filter { FileManager.default.fileExists(atPath: folder.filePath($0)) })
@@ -73,6 +75,6 @@ enum ExecCommand {
                 for line in TunnelNamesPresentation.lines(counters, namedFromLookups: session.flowsNamedFromLookups) { console.note("tv: " + line) }
             }
         }
-        return code
+        return ending.exitCode
     }
 }

@@ -26,7 +26,8 @@ enum ExecProxyCommand {
             let explanation = ExecProxyExplanation(command: arguments, environment: session.proxyEnvironment, joined: session.joined)
             for line in explanation.lines { console.note("tv: " + line) }
         }
-        let code = try session.run(arguments)
+        let ending = try session.run(arguments)
+        let ended = ExecExitSummary.endingSentence(command: arguments[0], ending)
         if !quiet {
             // None went through tv: the command (or its runtime) ignored the proxy variables,
             // and nothing of it is in the history (a Node 20 fetch went direct unsaid: a trial).
@@ -34,11 +35,11 @@ enum ExecProxyCommand {
                 // Loopback goes direct by NO_PROXY unless --proxy-loopback: said first (a trial's
                 // localhost requests were put down to programs that ignore the variables).
                 let loopback = options.proxyLoopback ? "" : "NO_PROXY sends \(ProxyEnvironment.loopbackHosts.joined(separator: ", ")) direct unless --proxy-loopback; "
-                console.note("tv: \(arguments[0]) exited with \(code); no connection went through tv while it ran, so it made none or went direct (\(loopback)the programs listed above ignore the proxy variables; `sudo tv exec -- \(arguments[0])` catches everything).")
+                console.note("tv: \(ended); no connection went through tv while it ran, so it made none or went direct (\(loopback)the programs listed above ignore the proxy variables; `sudo tv exec -- \(arguments[0])` catches everything).")
             } else {
-                console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+                console.note("tv: \(ended); its connections are in \(home.path) (`tv flows`).")
             }
         }
-        return code
+        return ending.exitCode
     }
 }

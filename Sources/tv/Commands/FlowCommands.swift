@@ -191,7 +191,9 @@ enum FlowCommands {
         guard let record = try store.flow(id: id) else { throw ContentRefusal.noFlow(id) }
         let exchanges = try store.exchanges(ofFlow: id)
         if inv.json {
-            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.json(record), exchanges.exchanges).serialized(pretty: true))
+            let captured = try? CaptureCommands.capturedCount(inv, flow: id)
+            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.detailJSON(record, packetsCaptured: captured), exchanges.exchanges)
+                .serialized(pretty: true))
         } else {
             let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }

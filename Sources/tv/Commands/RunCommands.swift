@@ -100,7 +100,8 @@ enum RunCommands {
     }
 
     static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
-                                        options: [OptionSpec("json", help: "Print as JSON.")])
+                                        discussion: "Every session live on the data folder is shown (a `tv run` and any number of `tv exec`s can run on one): with two or more, a first line says how many and what they add up to, then each follows; --session PID shows one. With --json and two or more, the object is the first's (`tv run`'s, else the oldest `tv exec`'s) with sessionCount, sessions (each one's object) and totals beside it.",
+                                        options: [OptionSpec("json", help: "Print as JSON."), LiveSessionOption.spec])
     static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).",
                                       discussion: "Exits 0 once the session has stopped, 3 when none is running (as `tv status`).")
     static let introSpec = CommandSpec(name: "intro", summary: "Show the short introduction again.")
@@ -304,7 +305,8 @@ enum RunCommands {
 
     static func status(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
-        guard let response = try LiveSessionStatus.answer(home: home) else {
+        let sessions = try LiveSessionOption.choice(inv, home: home).sessions
+        guard let first = sessions.first else {
             if inv.json {
                 var fields: [(String, JSONValue)] = [("running", .bool(false)), ("dataFolder", .string(home.path))]
                 // What a killed `--mode tun` left, for a script too (only the text said it: a re-check).
@@ -318,7 +320,7 @@ enum RunCommands {
             } else if !home.exists {
                 inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
-                inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
+                inv.console.line(SessionStatusPresentation.noSession(folder: home.path))
                 if let left = HostTunnelClaim.leftNow() { inv.console.line("  " + Self.leftRoutingSentence(left)) }
                 // A session a killed `tv run --audit` left recording is closed here, and said
                 // (a re-check's was closed silently, and `tv audit stop` then found none).
@@ -328,50 +330,14 @@ enum RunCommands {
             return 3
         }
         if inv.json {
-            inv.console.line(SessionStatusPresentation.json(response.values).serialized(pretty: true))
+            let json = sessions.count == 1 ? SessionStatusPresentation.json(first.values) : LiveSessionsPresentation.statusJSON(sessions)
+            inv.console.line(json.serialized(pretty: true))
             return 0
         }
-        // The session's counters and labels, escaped as one-line fields (a closing reason can
-        // name what a peer did).
-        let v = response.values.mapValues(TerminalText.line)
-        inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")")
-        if let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { inv.console.line("  " + strip) }
-        inv.console.line("  inspection        \(v["inspection"] ?? "?")")
-        inv.console.line("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
-        // Transparent mode: connections no redirect rule sent (counted, reset, no flow): said
-        // here too, not only in the session's own terminal (a trial saw nothing of them).
-        if let missed = v["notRedirected"], missed != "0" {
-            inv.console.line("  not redirected    \(missed) connection\(missed == "1" ? "" : "s") reached tv's port directly (no REDIRECT rule sent \(missed == "1" ? "it" : "them"), so no original destination): reset, no flow; check the rule's match")
-        }
-        if let n = v["headTimeouts"], n != "0" {
-            inv.console.line("  slow heads        \(n) closed (request head not whole within the head timeout)")
-        }
-        if let n = v["acceptsFailedForDescriptors"], n != "0" {
-            inv.console.line("  out of descriptors \(n) accepts failed (limit \(v["descriptorLimit"] ?? "?"); raise it with ulimit -n)")
-        }
-        if let closed = SessionStatusPresentation.closedCounts(response.values) { inv.console.line("  closed            " + closed) }
-        if let clients = SessionStatusPresentation.clientOutcomes(response.values) {
-            inv.console.line("  clients           " + clients + " (`tv pinned` lists what tv remembered)")
-        }
-        let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
-        inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
-        if let capture = CapturesPresentation.statusLine(response.values) { inv.console.line("  capture           " + capture) }
-        if let losses = RecordingLosses(values: v) {
-            for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
-        }
-        if let programs = ProgramLookupStatus.line(v) { inv.console.line("  programs          " + programs) }
-        if let shared = SharedStoreWiring.statusLine(v) { inv.console.line("  shared store      " + shared) }
-        // --mode tun: what went through the TUN so far (packets, UDP flows, DNS, drops), as
-        // `tv exec` prints it when CMD exits.
-        var tunnel: [String: UInt64] = [:]
-        for (key, value) in v where key.hasPrefix("tunnel.") { tunnel[String(key.dropFirst(7))] = UInt64(value) ?? 0 }
-        if !tunnel.isEmpty {
-            let named = UInt64(v[SessionTally.namedFromLookupsKey] ?? "") ?? 0
-            for line in TunnelCountersPresentation(counters: tunnel).lines + TunnelNamesPresentation.lines(tunnel, namedFromLookups: named) { inv.console.line("  " + line) }
-            for line in HostRoutingStatus.lines(v) { inv.console.line("  " + line) }
-        } else {
-            inv.console.line("  " + TunnelNamesPresentation.proxyModeLine)
-        }
+        let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros())
+        let lines = sessions.count == 1 ? SessionStatusPresentation.lines(first.values, auditStrip: strip)
+            : LiveSessionsPresentation.statusLines(sessions, folder: home.path, auditStrip: strip)
+        for line in lines { inv.console.line(line) }
         return 0
     }
 

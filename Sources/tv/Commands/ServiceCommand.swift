@@ -143,7 +143,7 @@ enum ServiceCommand {
         let status: Int32
         do {
             status = ChildProcess.wait(try ChildProcess.spawn(words, environment: ProcessInfo.processInfo.environment))
-        } catch TunnelError.cannotRun(_, let reason) {
+        } catch TunnelError.cannotRun(_, let reason, _) {
             throw UsageRefusal("Could not run \(words.joined(separator: " ")) (\(reason)); run it by hand.", exitCode: 1)
         }
         guard status == 0 else {

@@ -16,15 +16,18 @@ import Glibc
 enum TopCommand {
     static let spec = CommandSpec(
         name: "top", summary: "Show the running session live: rates, totals, top talkers and the newest flows (q quits, s sorts, p pauses).",
-        discussion: "Tells a session that is off, starting, live or whose start failed (with the reason) apart by a word. With --once it prints one sample and ends (exit 3 when no session runs, as `tv status`).",
+        discussion: "Tells a session that is off, starting, live or whose start failed (with the reason) apart by a word. With --once it prints one sample and ends (exit 3 when no session runs, as `tv status`). With two or more sessions live on the data folder (a `tv run` and `tv exec`s), each gets a line and the figures are their sum; --session PID shows one. The newest flows are those started since the session (the first of them) began.",
         options: [OptionSpec("once", help: "Print one sample (two readings a second apart, for the rates) and end."),
-                  FlowCommands.json])
+                  FlowCommands.json, LiveSessionOption.spec])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["top": run]
 
     static func run(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
-        var sampler = Sampler(home: home)
+        // A pid no live session has is refused at once (exit 3), as `tv status --session` does.
+        let pid = try inv.command.value("session").map(LiveSessionChoice.pid)
+        if pid != nil { _ = try LiveSessionOption.choice(inv, home: home, timeoutSeconds: 2) }
+        var sampler = Sampler(home: home, pid: pid)
         if inv.command.has("once") {
             sampler.sample()
             if case .live = sampler.liveness {
@@ -119,36 +122,56 @@ enum TopCommand {
         Terminal.write(Array(frame.utf8))
     }
 
-    /// Reads the session (control socket) and the newest flows (database) once per sample.
+    /// Reads the sessions (their sockets) and the newest flows (database) once per sample.
     struct Sampler {
         let home: TVHome
+        /// `--session PID`: only that session (nil: every live one, added up).
+        let pid: Int32?
         var liveness: SessionLiveness = .off
+        /// The session's values, or what two or more add up to (`LiveSessionTotals.merged`).
         var values: [String: String] = [:]
+        /// Each session's values when two or more are shown (`TopScreen.sessions`).
+        var sessions: [[String: String]] = []
         var history = RateHistory()
         var newest: [FlowRecord] = []
         var programs: [ProgramTotals] = []
         var auditStrip: String?
         var markers: [AuditMarker] = []
+        /// The pids of the sessions the rates were read from: another set starts them again.
+        private var sampled: [Int32] = []
         private var store: FlowStore?
 
-        init(home: TVHome) { self.home = home }
+        init(home: TVHome, pid: Int32? = nil) {
+            self.home = home
+            self.pid = pid
+        }
 
         mutating func sample() {
             let now = FlowCommands.nowMicros()
-            if let live = try? DiagCommand.liveValues(home, timeoutSeconds: 2) {
+            let live = (try? LiveSessionStatus.all(home: home, timeoutSeconds: 2)) ?? []
+            let shown = LiveSessionChoice.of(live, pid: pid).sessions
+            if !shown.isEmpty {
                 liveness = .live
-                values = live
-                history.add(RateHistory.Sample(atMicros: now, received: UInt64(live["bytesFromServers"] ?? "") ?? 0,
-                                               sent: UInt64(live["bytesFromClients"] ?? "") ?? 0))
+                values = LiveSessionTotals.merged(shown.map(\.values))
+                sessions = shown.count > 1 ? shown.map(\.values) : []
+                let pids = shown.compactMap(\.pid)
+                if pids != sampled { history = RateHistory() }
+                sampled = pids
+                history.add(RateHistory.Sample(atMicros: now, received: UInt64(values["bytesFromServers"] ?? "") ?? 0,
+                                               sent: UInt64(values["bytesFromClients"] ?? "") ?? 0))
                 if store == nil { store = try? FlowStore(readingHome: home) }
-                newest = (try? store?.flows(FlowQuery(limit: 50)).flows) ?? []
-                let started = live["startedAt"].flatMap { Int64($0) } ?? now
+                // Only flows since the session began (the first of them): earlier sessions'
+                // were listed under "This session" (a trial).
+                let started = shown.compactMap(\.startedAt).min() ?? now
+                newest = (try? store?.flows(FlowQuery(from: started, limit: 50)).flows) ?? []
                 programs = (try? store?.programTotals(since: started, limit: 10)) ?? []
                 auditStrip = AuditRecording.strip(home: home, now: now)
                 markers = newest.last.flatMap { oldest in try? store?.audit.markers(from: oldest.startTime, to: now + 1) } ?? []
             } else {
                 liveness = SessionLiveness.notAnswering(SessionStartRecord.read(home)) { pid in kill(pid, 0) == 0 || errno == EPERM }
                 values = [:]
+                sessions = []
+                sampled = []
                 history = RateHistory()
                 newest = []
                 programs = []
@@ -158,6 +181,7 @@ enum TopCommand {
         func screen(sort: TalkerSort, paused: Bool) -> TopScreen {
             var screen = TopScreen(liveness: liveness, values: values, history: history, newest: newest, programs: programs, sort: sort,
                                    paused: paused, nowMicros: FlowCommands.nowMicros(), dataFolder: home.path)
+            screen.sessions = sessions
             screen.auditStrip = auditStrip
             screen.markers = markers
             return screen
