@@ -18,6 +18,37 @@ public struct HTTPConversation: Sendable, Equatable {
     /// The start of what was kept was deleted, and reading began at the first request kept
     /// whole after it (`notes` says so first); nil when the turns begin with the connection.
     public var deletedStart: DeletedStart?
+    /// The sides whose recording stopped at a limit (a turn cut by `BudgetLimit`): what that side
+    /// said after it was never kept, so a message missing there is missing for that reason (a
+    /// trial's HTTP/2 upload past 64 KiB left every later request of the connection as "(no
+    /// request was recorded)", said without a reason). Empty when neither side was cut.
+    public var recordingStopped: [RecordingStop] = []
+
+    /// Where one side's recording stopped: after turn `turn`, at `limit`.
+    public struct RecordingStop: Sendable, Equatable {
+        public var direction: Direction
+        public var turn: Int
+        public var limit: BudgetLimit
+        public init(direction: Direction, turn: Int, limit: BudgetLimit) {
+            self.direction = direction
+            self.turn = turn
+            self.limit = limit
+        }
+
+        /// The first cut turn of each side, client's first (`TurnRecorder` stops a side at its
+        /// first cut, so there is at most one per side).
+        public static func of(_ turns: [RecordedTurn]) -> [RecordingStop] {
+            [Direction.clientToServer, .serverToClient].compactMap { side in
+                turns.first { $0.turn.direction == side && $0.turn.cutBy != nil }
+                    .map { RecordingStop(direction: side, turn: $0.turn.number, limit: $0.turn.cutBy!) }
+            }
+        }
+    }
+
+    /// Where `direction`'s recording stopped, if it did.
+    public func recordingStopped(_ direction: Direction) -> RecordingStop? {
+        recordingStopped.first { $0.direction == direction }
+    }
 
     public init(version: String, exchanges: [HTTPExchange] = [], connectionLines: [ConnectionLine] = [],
                 problems: [ReadingProblem] = [], notes: [String] = []) {

@@ -10,6 +10,14 @@ public enum HTTPReader {
 
     /// Reads `turns` (a flow's recorded turns, by number).
     public static func read(_ turns: [RecordedTurn]) -> HTTPReadResult {
+        let result = readMessages(turns)
+        guard case var .conversation(conversation) = result else { return result }
+        conversation.recordingStopped = HTTPConversation.RecordingStop.of(turns)
+        return .conversation(conversation)
+    }
+
+    /// `read` without the sides' recording stops.
+    static func readMessages(_ turns: [RecordedTurn]) -> HTTPReadResult {
         guard let first = turns.first else {
             return .notHTTP(reason: "Nothing was kept of this flow, so there is nothing to read as HTTP.")
         }

@@ -79,14 +79,30 @@ public struct HTTPPresentation: Sendable {
         if let request = exchange.request {
             writeMessage(request, direction: .clientToServer, reader: reader, emit)
         } else {
-            emit("  (no request was recorded)")
+            emit(Self.notRecorded(.clientToServer, stop: recordingStopped(.clientToServer)))
         }
         for interim in exchange.interim { writeMessage(interim, direction: .serverToClient, reader: reader, emit) }
         if let response = exchange.response {
             writeMessage(response, direction: .serverToClient, reader: reader, emit)
         } else {
-            emit("  (no response was recorded)")
+            emit(Self.notRecorded(.serverToClient, stop: recordingStopped(.serverToClient)))
         }
+    }
+
+    /// Where `direction`'s recording stopped at a limit in the conversation shown, if it did.
+    func recordingStopped(_ direction: Direction) -> HTTPConversation.RecordingStop? {
+        guard case let .conversation(c) = result else { return nil }
+        return c.recordingStopped(direction)
+    }
+
+    /// The line where a request (`.clientToServer`) or response is missing: why, when its side's
+    /// recording had stopped at a limit before it.
+    static func notRecorded(_ direction: Direction, stop: HTTPConversation.RecordingStop?) -> String {
+        let message = direction == .clientToServer ? "request" : "response"
+        guard let stop else { return "  (no \(message) was recorded)" }
+        let side = DirectionWords.words(direction).replacingOccurrences(of: " ", with: "-")
+        return "  (no \(message) was recorded: the \(side) side stopped being recorded after turn \(stop.turn), as "
+            + TurnsPresentation.limitWords(stop.limit) + ")"
     }
 
     func writeMessage(_ message: HTTPMessage, direction: Direction, reader: BoundedBodyReader, _ emit: (String) -> Void) {

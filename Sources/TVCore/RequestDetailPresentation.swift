@@ -24,6 +24,8 @@ public struct RequestDetailPresentation: Sendable {
     public var stoppedReading: HTTPConversation.ReadingProblem?
     /// The flow has kept content (its turns read as HTTP), whether or not this request is in it.
     public var flowContentKept = false
+    /// The sides of the flow whose recording stopped at a limit (`HTTPConversation.recordingStopped`).
+    public var recordingStopped: [HTTPConversation.RecordingStop] = []
     /// Why no recorded exchange is shown, as decided from the flow's kept content
     /// (`RequestContentAbsence.of`); nil: from `flowContentKept` and `stoppedReading` alone.
     public var contentAbsence: RequestContentAbsence?
@@ -55,7 +57,14 @@ public struct RequestDetailPresentation: Sendable {
         guard let problem = stoppedReading else {
             // The row read a response the kept turns lack: its direction's budget ran out first
             // (a trial's h1 request past 1 MiB of responses said only "no response was recorded").
-            guard let status = exchange.status else { return "  (no response was recorded)" }
+            let stop = recordingStopped.first { $0.direction == .serverToClient }
+            guard let status = exchange.status else { return HTTPPresentation.notRecorded(.serverToClient, stop: stop) }
+            // The side's cut is known from its turns: said exactly (a trial read "the budget ran
+            // out …, or … expired or was deleted" where `tv turns` named the limit).
+            if let stop {
+                return "  (the response, status \(status), was not kept: the server-to-client side stopped being recorded after turn \(stop.turn), as "
+                    + TurnsPresentation.limitWords(stop.limit) + "; the status and sizes above are its row's)"
+            }
             return "  (the response, status \(status), was not kept: its direction's recording budget ran out before it, or what was kept of it expired or was deleted; the status and sizes above are its row's)"
         }
         let side = problem.direction == .serverToClient ? "from the server" : "from the client"
@@ -156,7 +165,9 @@ public struct RequestDetailPresentation: Sendable {
             return
         }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: full)
-        if let request = recorded.request { writeMessage(request, .clientToServer, http, reader, emit) } else { emit("  (no request was recorded)") }
+        if let request = recorded.request { writeMessage(request, .clientToServer, http, reader, emit) } else {
+            emit(HTTPPresentation.notRecorded(.clientToServer, stop: recordingStopped.first { $0.direction == .clientToServer }))
+        }
         for interim in recorded.interim { writeMessage(interim, .serverToClient, http, reader, emit) }
         if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit(missingResponse()) }
     }

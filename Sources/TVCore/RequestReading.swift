@@ -57,6 +57,7 @@ public struct RequestReading: KeptContentReading {
             var text = ""
             var detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: stopped)
             detail.flowContentKept = conversation != nil
+            detail.recordingStopped = conversation?.recordingStopped ?? []
             detail.contentAbsence = absence
             detail.destination = destination
             detail.writeJSON(reader: BoundedBodyReader()) { text += $0 }
@@ -64,6 +65,7 @@ public struct RequestReading: KeptContentReading {
         case .shown(json: false, let full):
             var detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full, stoppedReading: stopped)
             detail.flowContentKept = conversation != nil
+            detail.recordingStopped = conversation?.recordingStopped ?? []
             detail.contentAbsence = absence
             detail.destination = destination
             let reader = BoundedBodyReader()
