@@ -145,6 +145,9 @@ public struct FlowFacts: Sendable, Hashable {
     public var newCertificates: [SeenCertificate] = []
     /// Whether the upstream certificate verified (nil when not checked).
     public var upstreamVerified: Bool?
+    /// Why it did not verify (nil when it did, or was not checked): recorded under
+    /// `--upstream-insecure` too, where the flow was inspected all the same.
+    public var upstreamCertificateProblem: UpstreamCertificateProblem?
     /// Whether the upstream leg resumed a TLS session (inspection).
     public var upstreamResumed: Bool?
     /// Whether the client leg resumed a TLS session (inspection).

@@ -38,7 +38,7 @@ enum RunCommands {
         OptionSpec("busy-poll", value: "MICROS", help: "After finding work, poll up to MICROS µs before sleeping, the window adapting to the gaps between events (0-1000; default 0, off): lower latency on VMs for more CPU, as HAProxy's busy-polling."),
         OptionSpec("ignore-hosts", value: "REGEX", help: "Never inspect hosts matching REGEX (host or host:port); repeatable.", repeatable: true),
         OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
-        OptionSpec("upstream-insecure", help: "Do not verify servers' certificates. Otherwise a server whose certificate does not verify is never reached through inspection: an HTTP client gets tv's 502 saying why (over a leaf for the name it asked, none copied from that certificate), others a TLS alert."),
+        OptionSpec("upstream-insecure", help: "Do not act on the check of servers' certificates (each flow still records what it found: tv flow ID). Otherwise a server whose certificate does not verify is never reached through inspection: an HTTP client (ALPN http/1.1, or no ALPN and an HTTP request) gets tv's 502 saying why (over a leaf for the name it asked, none copied from that certificate), one whose ALPN offers only other protocols a TLS alert, and one with no ALPN that sends anything else the close of tv's TLS session (close_notify), unanswered."),
         OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
         OptionSpec("client-cert", value: "HOST_PATTERN=FILE", help: "Present the client certificate in FILE (PEM: certificate, chain, unencrypted key; 0600) to servers matching HOST_PATTERN that ask for one; repeatable, the first match wins (then the tls.clientCerts setting).", repeatable: true),
         OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
@@ -331,6 +331,9 @@ enum RunCommands {
         inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")")
         if let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { inv.console.line("  " + strip) }
         inv.console.line("  inspection        \(v["inspection"] ?? "?")")
+        if v["serverCertificates"] == "not verified" {
+            inv.console.line("  servers           " + RunBanner.serversNotVerified + "; `tv flow ID` says what each check found")
+        }
         inv.console.line("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
         // Transparent mode: connections no redirect rule sent (counted, reset, no flow): said
         // here too, not only in the session's own terminal (a trial saw nothing of them).
