@@ -46,7 +46,7 @@ public enum FlowRecordMapping {
         }
         // What the check of the server's certificate found, acted on or not (--upstream-insecure).
         r.certificateVerified = f.upstreamVerified
-        r.certificateProblem = f.upstreamCertificateProblem?.cause
+        r.certificateProblem = f.upstreamCertificateProblem
         r.certificateChain = f.serverChain
         r.newCertificates = f.newCertificates
         return r

@@ -59,7 +59,7 @@ struct UpstreamVerifyRunTests {
         try tv.stop()
     }
 
-    @Test("each kind of failure gets its own advice: expired (the dates and the clock), wrong host (the name it holds), weak key, SHA-1, clientAuth only, self-signed (--upstream-ca)")
+    @Test("each kind of failure gets its own advice: expired (the dates and the clock), wrong host (the name it holds), weak key, SHA-1, clientAuth only, self-signed and an unknown root in the chain (--upstream-ca)")
     func adviceFollowsTheKind() throws {
         let world = try RunWorld()
         let box = world.sandbox
@@ -77,6 +77,9 @@ struct UpstreamVerifyRunTests {
                 + "nothing was sent to it; the server needs a certificate for TLS servers (extendedKeyUsage serverAuth), " + Self.skip),
             (world.pki.selfSignedCert, world.pki.selfSignedKey, [], "self-signed certificate); nothing was sent to it; "
                 + "trust the server's CA with --upstream-ca FILE, " + Self.skip),
+            // The error is about the chain's root (depth 1), as the verify callback saw it.
+            (certs.otherRootLeaf, certs.key, ["-cert_chain", certs.otherRoot], "self-signed certificate in certificate chain: its root CN=Other Root "
+                + "is not a CA tv trusts); nothing was sent to it; trust the server's CA with --upstream-ca FILE, " + Self.skip),
         ]
         for (index, c) in cases.enumerated() {
             let server = try OpenSSLServer(cert: c.cert, key: c.key, extra: c.extra)
@@ -87,7 +90,7 @@ struct UpstreamVerifyRunTests {
             let rows = try box.closedFlows(index + 1)
             #expect(rows.last?.string("failureReason") == sentence)
             // Only what can make the certificate verify is offered: --upstream-ca for an issuer alone.
-            #expect(sentence.contains("--upstream-ca") == (c.cert == world.pki.selfSignedCert), "\(sentence)")
+            #expect(sentence.contains("--upstream-ca") == c.expected.hasPrefix("self-signed certificate"), "\(sentence)")
         }
         // Expired: its end and this machine's clock (read at the check), and what follows from each.
         let expired = try OpenSSLServer(cert: certs.expired, key: certs.key, extra: [])
@@ -288,6 +291,9 @@ final class UpstreamCertificates: @unchecked Sendable {
     let weakKeyKey: String
     let sha1: String
     let clientAuthOnly: String
+    /// A root the test CA is not (self-signed), and a leaf for localhost it signed.
+    let otherRoot: String
+    let otherRootLeaf: String
 
     private init(pki: TestPKI) throws {
         dir = Shell.tempDirectory("upstream-certs")
@@ -300,6 +306,8 @@ final class UpstreamCertificates: @unchecked Sendable {
         weakKeyKey = dir + "/rsa1024.key"
         sha1 = dir + "/sha1.pem"
         clientAuthOnly = dir + "/clientauth.pem"
+        otherRoot = dir + "/other-root.pem"
+        otherRootLeaf = dir + "/other-leaf.pem"
         func openssl(_ args: [String]) throws {
             let r = Shell.run(["openssl"] + args, timeout: 30)
             guard r.status == 0 else { throw TestError("openssl \(args.joined(separator: " ")): \(r.err)") }
@@ -319,6 +327,12 @@ final class UpstreamCertificates: @unchecked Sendable {
         try sign(clientAuthOnly, subject: "/CN=localhost", key: key, extensions: leaf + ["extendedKeyUsage=clientAuth", "subjectAltName=DNS:localhost"])
         try sign(weakKey, subject: "/CN=localhost", key: weakKeyKey, extensions: leaf + ["extendedKeyUsage=serverAuth", "subjectAltName=DNS:localhost"],
                  newKey: ["-newkey", "rsa:1024", "-nodes"])
+        let otherRootKey = dir + "/other-root.key"
+        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", otherRootKey,
+                     "-subj", "/CN=Other Root", "-days", "30", "-out", otherRoot,
+                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"])
+        try openssl(["req", "-new", "-key", key, "-subj", "/CN=localhost", "-days", "30", "-CA", otherRoot, "-CAkey", otherRootKey, "-out", otherRootLeaf]
+                    + (leaf + ["extendedKeyUsage=serverAuth", "subjectAltName=DNS:localhost"]).flatMap { ["-addext", $0] })
         // Expired: `openssl ca` sets past dates (`req -CA` cannot).
         let db = dir + "/ca"
         try FileManager.default.createDirectory(atPath: db, withIntermediateDirectories: true)

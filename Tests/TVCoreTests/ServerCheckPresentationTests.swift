@@ -25,7 +25,7 @@ import FlowTerms
         facts.serverCertificate = ServerCertificateFacts(subject: "CN=expired.test", issuer: "CN=UpCA", subjectAlternativeNames: ["DNS:expired.test"],
                                                          notBefore: 1_704_067_200, notAfter: 1_706_745_600, sha256: String(repeating: "ab", count: 32))
         facts.upstreamVerified = verified
-        facts.upstreamCertificateProblem = problem
+        facts.upstreamCertificateProblem = problem?.cause
         return FlowRecordMapping.record(facts)
     }
 

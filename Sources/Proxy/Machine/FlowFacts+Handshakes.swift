@@ -47,7 +47,7 @@ extension FlowFacts {
         serverChain = done.chain
         newCertificates = done.newCertificates
         upstreamVerified = done.certificateProblem == nil
-        upstreamCertificateProblem = done.certificateProblem
+        upstreamCertificateProblem = done.certificateProblem?.cause
         upstreamResumed = done.resumed
     }
 

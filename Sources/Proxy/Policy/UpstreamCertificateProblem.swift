@@ -76,6 +76,8 @@ public struct UpstreamCertificateProblem: Hashable, Sendable {
         case untrustedRoot
         /// The host appears in the subject's CN and in no subjectAltName (62, 64).
         case nameOnlyInCommonName
+        /// The address appears as a DNS subjectAltName, never matched against an address (64).
+        case addressAsDNSName
         /// The certificate names other hosts, or none (62, 64).
         case nameMismatch
         case expired
@@ -97,6 +99,7 @@ public struct UpstreamCertificateProblem: Hashable, Sendable {
         case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT: return .selfSigned
         case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN: return .untrustedRoot
         case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+            if addressInDNSName { return .addressAsDNSName }
             return commonNameMatches ? .nameOnlyInCommonName : .nameMismatch
         case X509_V_ERR_CERT_HAS_EXPIRED: return .expired
         case X509_V_ERR_CERT_NOT_YET_VALID: return .notYetValid
@@ -122,6 +125,8 @@ public struct UpstreamCertificateProblem: Hashable, Sendable {
             return "\(reason): its root \(c.subject) is not a CA tv trusts"
         case .nameOnlyInCommonName:
             return "it names \(host) only in its subject's CN, not in \(isAddress ? "an iPAddress" : "a") subjectAltName, which browsers refuse"
+        case .addressAsDNSName:
+            return "\(reason): it names \(host) as a DNS name, and an address is matched only against iPAddress subjectAltNames"
         case .nameMismatch:
             let listed = c.names.prefix(Self.namesShown).map(\.name).joined(separator: ", ")
                 + (c.names.count > Self.namesShown ? " and \(c.names.count - Self.namesShown) more" : "")
@@ -153,7 +158,7 @@ public struct UpstreamCertificateProblem: Hashable, Sendable {
         switch kind {
         case .untrustedIssuer, .selfSigned, .untrustedRoot:
             return "trust the server's CA with --upstream-ca FILE, \(skip)"
-        case .nameOnlyInCommonName:
+        case .nameOnlyInCommonName, .addressAsDNSName:
             return "the server needs a certificate with \(isAddress ? "IP" : "DNS"):\(host) in its subjectAltName (RFC 6125 §6.4.4), \(skip)"
         case .nameMismatch:
             guard let held = certificate.names.first(where: { !$0.name.hasPrefix("*") }) ?? certificate.names.first else {
@@ -184,6 +189,13 @@ public struct UpstreamCertificateProblem: Hashable, Sendable {
 
     /// Whether `host` is an address (checked against iPAddress SANs) rather than a name.
     var isAddress: Bool { IPAddress(host) != nil }
+
+    /// Whether `host` is an address that a DNS subjectAltName spells out (RFC 6125 §6.2.1:
+    /// only an iPAddress SAN names an address).
+    var addressInDNSName: Bool {
+        guard depth == 0, let address = IPAddress(host) else { return false }
+        return certificate.names.contains { if case .dns(let name) = $0 { return IPAddress(name) == address } else { return false } }
+    }
 
     /// Whether the subject's CN names `host` (exactly, ignoring ASCII case and a final dot, or
     /// by a leading `*.` label as `X509_check_host` would have matched it before RFC 6125).
