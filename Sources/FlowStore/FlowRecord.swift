@@ -76,6 +76,12 @@ public struct FlowRecord: Sendable, Equatable {
     /// The server's certificate chain as the upstream leg saw it: SHA-256s (lowercase hex), leaf
     /// first (`flows.chain`; the DER of each is in `certificates`). Empty when none was seen.
     public var certificateChain: [String] = []
+    /// Whether the server's certificate verified on tv's upstream leg; nil when none was
+    /// checked (passed through, not TLS, or a row from before). Recorded under
+    /// `--upstream-insecure` too, where an inspected flow's server may not have verified.
+    public var certificateVerified: Bool?
+    /// Why it did not verify (`UpstreamCertificateProblem.cause`, one clause); nil otherwise.
+    public var certificateProblem: String?
     /// Certificates of `certificateChain` whose DER the writer has not been given yet this
     /// session: it stores them (`INSERT OR IGNORE` into `certificates`) with the record. Not a
     /// column; never read back.

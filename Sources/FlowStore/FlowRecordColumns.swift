@@ -12,7 +12,7 @@ enum FlowRecordColumns {
         "client_versions", "client_alpn", "chosen_version_source",
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
         "packets_up", "packets_down", "client_tls_version",
-        "other_hosts", "ech_public_name", "chain",
+        "other_hosts", "ech_public_name", "chain", "cert_verified", "cert_problem",
     ]
 
     /// The names a row read by `record` holds (`names`, then the program's), with their positions.
@@ -76,6 +76,7 @@ enum FlowRecordColumns {
             .textOrNull(flow.clientTLSVersion),
             .text(TextList.encode(flow.otherHosts)), .integer(flow.hostIsECHPublicName ? 1 : 0),
             .text(flow.certificateChain.joined(separator: " ")),
+            .integerOrNull(flow.certificateVerified.map { $0 ? 1 : 0 }), .textOrNull(flow.certificateProblem),
             .integer(writer),
         ]
     }
@@ -122,23 +123,25 @@ enum FlowRecordColumns {
         texts.set(list: flow.otherHosts, at: 31)
         try statement.bind(integer: flow.hostIsECHPublicName ? 1 : 0, at: 32)
         texts.set(words: flow.certificateChain, at: 33)
-        try statement.bind(integer: writer, at: 34)
+        try statement.bind(optionalInteger: flow.certificateVerified.map { $0 ? 1 : 0 }, at: 34)
+        texts.set(flow.certificateProblem, at: 35)
+        try statement.bind(integer: writer, at: 36)
         switch program {
         case .known(let p)?:
-            try statement.bind(integer: Int64(p.pid), at: 35)
-            texts.set(p.command, at: 36)
-            texts.set(p.executable, at: 37)
-            try statement.bind(integer: Int64(p.uid), at: 38)
-            texts.set(p.user, at: 39)
-            texts.set(nil, at: 40)
+            try statement.bind(integer: Int64(p.pid), at: 37)
+            texts.set(p.command, at: 38)
+            texts.set(p.executable, at: 39)
+            try statement.bind(integer: Int64(p.uid), at: 40)
+            texts.set(p.user, at: 41)
+            texts.set(nil, at: 42)
         case .notKnown(let reason)?:
-            for index: Int32 in 35...38 { try statement.bind(optionalInteger: nil, at: index) }
-            texts.set(nil, at: 39)
-            texts.set(reason.rawValue, at: 40)
+            for index: Int32 in 37...40 { try statement.bind(optionalInteger: nil, at: index) }
+            texts.set(nil, at: 41)
+            texts.set(reason.rawValue, at: 42)
         case nil:
             break
         }
-        try statement.bind(optionalInteger: auditSession, at: program == nil ? 35 : 41)
+        try statement.bind(optionalInteger: auditSession, at: program == nil ? 37 : 43)
         _ = try texts.stepRebindingEveryText(statement)
     }
 
@@ -194,6 +197,8 @@ enum FlowRecordColumns {
         record.otherHosts = TextList.decode(try r.text("other_hosts"))
         record.hostIsECHPublicName = try r.integer("ech_public_name", in: 0...1) == 1
         record.certificateChain = try r.text("chain").split(separator: " ").map(String.init)
+        record.certificateVerified = try r.optionalInteger("cert_verified", in: 0...1).map { $0 == 1 }
+        record.certificateProblem = try r.optionalText("cert_problem")
         return record
     }
 }

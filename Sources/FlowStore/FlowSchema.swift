@@ -702,6 +702,14 @@ public enum FlowSchema {
         ALTER TABLE captures ADD COLUMN unlinked_at INTEGER;        -- µs since the epoch: the deleted capture's file unlinked
         UPDATE captures SET unlinked_at = deleted_at WHERE deleted_at IS NOT NULL;
         """,
+        // 28 (upstream-verify): what tv's check of the server's certificate found, recorded
+        // whether or not it was acted on: a flow inspected under --upstream-insecure read plain
+        // "inspected" beside an expired or self-signed certificate (a new-user trial). NULL in
+        // both: not checked (no upstream leg, or rows from before).
+        """
+        ALTER TABLE flows ADD COLUMN cert_verified INTEGER;   -- 1 verified, 0 not
+        ALTER TABLE flows ADD COLUMN cert_problem TEXT;       -- why not (UpstreamCertificateProblem.cause)
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

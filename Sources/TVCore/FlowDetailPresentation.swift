@@ -61,6 +61,7 @@ public enum FlowDetailPresentation {
             if let nb = f.certificateNotBefore, let na = f.certificateNotAfter {
                 out.append("    valid      \(Units.utc(nb)) to \(Units.utc(na))")
             }
+            if let line = verifiedLine(f) { out.append("    verified   " + line) }
             if let fp = f.certificateSHA256 { out.append("    SHA-256    \(TerminalText.line(fp))") }
         }
 
@@ -68,6 +69,18 @@ public enum FlowDetailPresentation {
         out.append("Decrypted content")
         out.append("  " + contentSentence(f, content: content))
         return out
+    }
+
+    /// What tv's check of the server's certificate found (`FlowRecord.certificateVerified`):
+    /// "yes", or "NO: WHY" and whether tv went on regardless; nil when it was not checked.
+    static func verifiedLine(_ f: FlowRecord) -> String? {
+        guard let verified = f.certificateVerified else { return nil }
+        if verified { return "yes (its chain, name and dates)" }
+        let why = f.certificateProblem.map { ": " + TerminalText.line($0) } ?? ""
+        switch f.status {
+        case .inspected, .interrupted: return "NO" + why + "; inspected anyway (tv run --upstream-insecure)"
+        default: return "NO" + why
+        }
     }
 
     /// What each handshake settled. Two legs (tv terminated TLS, `chosenVersionSource`
@@ -119,6 +132,9 @@ public enum FlowDetailPresentation {
         case .encrypted:
             // A reason on an encrypted flow says why tv passed through what it would have inspected.
             return "encrypted — passed through untouched" + (f.failureReason.map { ", not inspected: " + TerminalText.line($0) } ?? "")
+        case .inspected where f.certificateVerified == false:
+            return "inspected — tv terminated TLS on both legs, though the server's certificate did NOT verify (tv run --upstream-insecure): "
+                + "anyone on the way to the server could have stood in for it"
         case .inspected: return "inspected — tv terminated TLS on both legs"
         case .notEncrypted where FlowListPresentation.awaitsFirstBytes(f):
             return "not known yet — nothing was sent either way so far; the first bytes tell TLS from plain"
@@ -185,12 +201,7 @@ public enum FlowDetailPresentation {
             ("duration", optInt(f.duration)), ("error", opt(f.error)),
             ("clientVersions", .array(f.clientVersions.map { .string($0) })), ("clientALPN", .array(f.clientALPN.map { .string($0) })),
             ("chosenVersionSource", opt(f.chosenVersionSource)),
-            ("certificate", f.certificateSubject == nil ? .null : .object([
-                ("subject", opt(f.certificateSubject)), ("issuer", opt(f.certificateIssuer)),
-                ("sans", .array(f.certificateSANs.map { .string($0) })),
-                ("notBefore", optInt(f.certificateNotBefore)), ("notAfter", optInt(f.certificateNotAfter)),
-                ("sha256", opt(f.certificateSHA256)),
-            ])),
+            ("certificate", certificateJSON(f)),
             // The server's chain as the upstream leg saw it: SHA-256s, leaf first (i21-audit).
             ("chain", .array(f.certificateChain.map { .string($0) })),
             ("program", FlowProgramPresentation.json(f.program)),
@@ -202,6 +213,21 @@ public enum FlowDetailPresentation {
     /// a trial).
     static func exactCount(_ n: Int64) -> String {
         Units.bytes(n) == "\(n) B" ? "" : " (\(n) B)"
+    }
+
+    /// The server's certificate as `--json` gives it (null when none was seen), with what tv's
+    /// check found, also when it went on regardless (`--upstream-insecure`).
+    static func certificateJSON(_ f: FlowRecord) -> JSONValue {
+        guard f.certificateSubject != nil else { return .null }
+        func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        func optInt(_ i: Int64?) -> JSONValue { i.map { .int($0) } ?? .null }
+        let verified: JSONValue = f.certificateVerified.map { .bool($0) } ?? .null
+        return .object([
+            ("subject", opt(f.certificateSubject)), ("issuer", opt(f.certificateIssuer)),
+            ("sans", .array(f.certificateSANs.map { .string($0) })),
+            ("notBefore", optInt(f.certificateNotBefore)), ("notAfter", optInt(f.certificateNotAfter)),
+            ("sha256", opt(f.certificateSHA256)), ("verified", verified), ("problem", opt(f.certificateProblem)),
+        ])
     }
 
     /// What the byte counts count (a trial compared an inspected flow's 178 B with tshark's

@@ -91,10 +91,14 @@ public struct FlowListPresentation: Sendable {
     /// The status word: empty for encrypted, else what departed from it (a failure's reason,
     /// which can quote the peer, escaped by `TerminalText.line`). An encrypted flow with a
     /// reason is one tv would have inspected but passed through (e.g. a ClientHello below tv's
-    /// minimum version): "not inspected: REASON".
+    /// minimum version): "not inspected: REASON". An inspected flow whose server's certificate
+    /// did not verify (`--upstream-insecure`) says so, with why: "inspected, server NOT verified:
+    /// REASON" (it read plain "inspected": a new-user trial).
     public static func statusWord(_ flow: FlowRecord) -> String {
         switch flow.status {
         case .encrypted: return flow.failureReason.map { "not inspected: " + listReason(TerminalText.line($0)) } ?? ""
+        case .inspected where flow.certificateVerified == false:
+            return "inspected, server NOT verified" + (flow.certificateProblem.map { ": " + listReason(TerminalText.line($0)) } ?? "")
         case .inspected: return "inspected"
         case .notEncrypted where awaitsFirstBytes(flow): return "nothing sent yet"
         case .notEncrypted: return "not encrypted"

@@ -44,6 +44,9 @@ public enum FlowRecordMapping {
             r.certificateNotAfter = cert.notAfter
             r.certificateSHA256 = cert.sha256
         }
+        // What the check of the server's certificate found, acted on or not (--upstream-insecure).
+        r.certificateVerified = f.upstreamVerified
+        r.certificateProblem = f.upstreamCertificateProblem
         r.certificateChain = f.serverChain
         r.newCertificates = f.newCertificates
         return r

@@ -32,6 +32,9 @@ public struct RunBanner: Sendable, Equatable {
     /// `--proxy-auth`'s user name (nil: none): the example commands carry it, since a client
     /// without it is refused (407, or SOCKS5 "no acceptable method": a trial copied them).
     public var proxyUser: String?
+    /// What `--upstream-insecure` means, for the banner and `tv status`.
+    public static let serversNotVerified = "certificates NOT verified (--upstream-insecure): an impostor on the way to a server is shown to clients as that server"
+
     /// `--upstream-insecure`: servers' certificates are not verified this session (it went
     /// unsaid, and the flows showed an expired server as inspected: a trial).
     public var upstreamInsecure = false
@@ -83,9 +86,7 @@ public struct RunBanner: Sendable, Equatable {
         }
         if let contentNotKept { out.append("  content     not kept — \(contentNotKept)") }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
-        if upstreamInsecure {
-            out.append("  servers     certificates NOT verified (--upstream-insecure): an impostor on the way to a server is shown to clients as that server")
-        }
+        if upstreamInsecure { out.append("  servers     " + Self.serversNotVerified) }
         if let metrics { out.append("  metrics     http://\(metrics)/metrics (Prometheus text format; loopback unless --metrics-open)") }
         if let decryptedCapturePath {
             out.append("  decrypted   \(decryptedCapturePath) (inspected connections' plaintext as TCP for Wireshark; content: guard it)")

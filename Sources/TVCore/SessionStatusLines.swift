@@ -14,6 +14,9 @@ extension SessionStatusPresentation {
         var out = ["tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")"]
         if let auditStrip { out.append("  " + auditStrip) }
         out.append("  inspection        \(v["inspection"] ?? "?")")
+        if v["serverCertificates"] == "not verified" {
+            out.append("  servers           " + RunBanner.serversNotVerified + "; `tv flow ID` says what each check found")
+        }
         out.append("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
         // Transparent mode: connections no redirect rule sent (counted, reset, no flow): said
         // here too, not only in the session's own terminal (a trial saw nothing of them).

@@ -19,6 +19,8 @@ enum SessionStatusValues {
         let c = proxy.counters
         var values: [String: String] = [
             "inspection": proxy.inspectionEnabled ? "on" : "off",
+            // --upstream-insecure, said by `tv status` too (only the banner said it: a trial).
+            "serverCertificates": proxy.configuration.upstreamInsecure ? "not verified" : "verified",
             "openConnections": String(c.openConnections),
             "accepted": String(c.accepted),
             "refusedByCap": String(c.refusedByCap),

@@ -91,7 +91,7 @@ import Glibc
                 rows = list(csv.reader(open(sys.argv[1], newline='')))
                 print(json.dumps([len(rows), rows[0][:3], rows[1][0], rows[1][5], rows[1][6], rows[1][12], rows[1][13], rows[1][14], rows[0][9], rows[0][-5:]]))
                 """, file])
-            #expect(read.out == "[4, [\"id\", \"start\", \"end\"], \"3\", \"[::1]:40003\", \"192.0.2.7:443\", \"said \\\"no\\\", then closed\", \"3\", \"6\", \"otherHosts\", [\"programCommand\", \"programExecutable\", \"programUser\", \"programNotKnown\", \"serverPort\"]]\n", "\(read)")
+            #expect(read.out == "[4, [\"id\", \"start\", \"end\"], \"3\", \"[::1]:40003\", \"192.0.2.7:443\", \"said \\\"no\\\", then closed\", \"3\", \"6\", \"otherHosts\", [\"programUser\", \"programNotKnown\", \"serverPort\", \"certificateVerified\", \"certificateProblem\"]]\n", "\(read)")
             let bad = try s.tv("export", "connections", "-o", file, "--format", "xml")
             #expect(bad.err == "tv: --format takes json or csv, not 'xml'.\n", "\(bad)")
         }

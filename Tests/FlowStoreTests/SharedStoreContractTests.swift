@@ -122,6 +122,24 @@ import FlowTerms
         #expect(try f.history.count(FlowQuery()) == 5)
     }
 
+    /// What the check of the server's certificate found (migration 28, and PostgreSQL's 9): not
+    /// checked, verified, and failed with why, each read back as written on both backends.
+    @Test(arguments: Backend.allCases) func certificateVerdictIsWrittenAndReadBack(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        let verdicts: [(Bool?, String?)] = [(nil, nil), (true, nil), (false, "certificate has expired: it was valid until 2024-02-01 00:00:00 UTC")]
+        let flows = verdicts.enumerated().map { index, verdict in
+            var flow = sampleFlow(start: Int64(index + 1))
+            flow.status = .inspected
+            (flow.certificateVerified, flow.certificateProblem) = verdict
+            return flow
+        }
+        let written = try f.writeFlows(flows)
+        for (flow, verdict) in zip(written, verdicts) {
+            let read = try #require(try f.history.flow(id: flow.id))
+            #expect(read.certificateVerified == verdict.0 && read.certificateProblem == verdict.1, "\(verdict)")
+        }
+    }
+
     /// The writer binds every `HostOrigin`; PostgreSQL checks each row (SQLite's writer skips
     /// its CHECKs), so a value its list lacks would lose the whole batch there.
     @Test(arguments: Backend.allCases) func everyHostOriginIsWrittenAndReadBack(_ backend: Backend) throws {

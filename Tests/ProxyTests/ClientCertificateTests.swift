@@ -149,7 +149,7 @@ struct ClientCertificateTests {
     @Test("reverse:https, a plain client, TLS 1.3: certificate_required as the first read after the handshake is a 502, and the close lingers")
     func reverseRelay502() {
         var m = Self.reversePlain()
-        let done = Machine.UpstreamHandshake(version: .tls13, alpn: Array("http/1.1".utf8), verifyError: nil, certificate: nil, certificateSANs: [], resumed: false)
+        let done = Machine.UpstreamHandshake(version: .tls13, alpn: Array("http/1.1".utf8), certificateProblem: nil, certificate: nil, certificateSANs: [], resumed: false)
         _ = m.handle(.upstreamHandshakeDone(done))
         #expect(m.phase == .relaying)
         _ = Array("GET / HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes { m.moved($0, .clientToServer, atMicros: 2_000) }

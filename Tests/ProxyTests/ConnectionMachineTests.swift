@@ -80,7 +80,7 @@ struct ConnectionMachineTests {
     }
 
     static let upstreamDone = Machine.UpstreamHandshake(
-        version: .tls12, alpn: Array("h2".utf8), verifyError: nil, certificate: nil,
+        version: .tls12, alpn: Array("h2".utf8), certificateProblem: nil, certificate: nil,
         certificateSANs: [.dns("a.test"), .dns("www.a.test")], resumed: false)
 
     @Test("start of an explicit proxy connection: open the flow, wait for the request")
@@ -303,7 +303,7 @@ struct ConnectionMachineTests {
         Self.connected(&m)
         _ = Self.bytes(&m, ProxyFixtures.clientHelloH2Only)
         var done = Self.upstreamDone
-        done.verifyError = "self-signed certificate"
+        done.certificateProblem = UpstreamCertificateProblemTests.selfSigned
         let out = m.handle(.upstreamHandshakeDone(done))
         #expect(out == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.handshakeFailure)])
         #expect(m.facts.error?.contains("does not verify (self-signed certificate)") == true)
@@ -316,9 +316,12 @@ struct ConnectionMachineTests {
         Self.connected(&m)
         _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
         var done = Self.upstreamDone
-        done.verifyError = "self-signed certificate"
+        done.certificateProblem = UpstreamCertificateProblemTests.selfSigned
         #expect(m.handle(.upstreamHandshakeDone(done)).contains { if case .startClientTLS = $0 { return true }; return false })
         #expect(m.facts.upstreamVerified == false)
+        // What the check found is kept on the flow, though tv went on.
+        #expect(m.facts.upstreamCertificateProblem == "self-signed certificate")
+        #expect(m.facts.error == nil)
     }
 
     static let lacksRootSentence = "the client does not trust tv's root (alert unknown_ca): give it the root "
@@ -611,7 +614,7 @@ struct ConnectionMachineTests {
         let failure = ConnectionFailure.unreachable(target: "127.0.0.1:1", .connect(Errno(ECONNREFUSED)))
         #expect(tls.answering == failure)
         _ = tls.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
-        #expect(tls.handle(.clientRequestArrived) == [.sendClient(Machine.errorResponse(502, failure)), .armTimer(millis: 0), .close(reset: false)])
+        #expect(UpstreamFailureAnswerTests.ask(&tls) == [.readRequestRow(UpstreamFailureAnswerTests.request, http2: false), .sendClient(Machine.errorResponse(502, failure)), .armTimer(millis: 0), .close(reset: false)])
         #expect(tls.facts.status == .failed && tls.facts.failureReason == "tv could not connect to 127.0.0.1:1 (connection refused)")
         // Inspection off: tv makes no certificate for it; closed, the flow failed, as before.
         var off = Self.machine(.fixed(destination, upstreamTLS: true), inspection: false)
@@ -734,7 +737,7 @@ struct ConnectionMachineTests {
         let plan = Machine.UpstreamTLSPlan(serverName: "api.test", alpn: [Array("http/1.1".utf8)],
                                            verifyHost: "api.test", sessionKey: "API.Test.:443|api.test")
         #expect(out == [.armTimer(millis: 10_000), .startUpstreamTLS(plan), .updateFlow], "\(out)")
-        let done = Machine.UpstreamHandshake(version: .tls13, alpn: Array("http/1.1".utf8), verifyError: nil,
+        let done = Machine.UpstreamHandshake(version: .tls13, alpn: Array("http/1.1".utf8), certificateProblem: nil,
                                              certificate: nil, certificateSANs: [], resumed: false)
         #expect(m.handle(.upstreamHandshakeDone(done)) == [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow])
         #expect(m.facts.status == .notEncrypted)
@@ -753,7 +756,7 @@ struct ConnectionMachineTests {
             let start = Self.text(&m, preface)
             #expect(start.contains(.startUpstreamTLS(.init(serverName: nil, alpn: [Array("h2".utf8)], verifyHost: "127.0.0.1",
                                                             sessionKey: "127.0.0.1:8443|"))), "\(start)")
-            let done = Machine.UpstreamHandshake(version: .tls13, alpn: chosen.map { Array($0.utf8) }, verifyError: nil,
+            let done = Machine.UpstreamHandshake(version: .tls13, alpn: chosen.map { Array($0.utf8) }, certificateProblem: nil,
                                                  certificate: nil, certificateSANs: [], resumed: false)
             let out = m.handle(.upstreamHandshakeDone(done))
             if chosen == "h2" {
@@ -787,7 +790,7 @@ struct ConnectionMachineTests {
 
     @Test("reverse:https and a plain-HTTP client: a server certificate that does not verify, or a failed handshake, is a 502 in HTTP, not a TLS alert")
     func reversePlainClientBadGateway() {
-        for event in [Machine.Event.upstreamHandshakeDone(.init(version: .tls13, alpn: nil, verifyError: "self-signed certificate",
+        for event in [Machine.Event.upstreamHandshakeDone(.init(version: .tls13, alpn: nil, certificateProblem: UpstreamCertificateProblemTests.selfSigned,
                                                                  certificate: nil, certificateSANs: [], resumed: false)),
                       .upstreamHandshakeFailed(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "wrong version number", versionMismatch: true))] {
             var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))

@@ -182,7 +182,7 @@ struct ConnectionMachineLeafTests {
         _ = m.handle(.connected(address))
         let upstream = hello.withUnsafeBytes { m.handle(.clientBytes($0)) }
         #expect(upstream.contains(.startUpstreamTLS(.init(serverName: nil, alpn: [], verifyHost: "localhost", sessionKey: "localhost:8443|"))), "\(upstream)")
-        let done = Machine.UpstreamHandshake(version: .tls13, alpn: nil, verifyError: nil, certificate: nil,
+        let done = Machine.UpstreamHandshake(version: .tls13, alpn: nil, certificateProblem: nil, certificate: nil,
                                              certificateSANs: [.dns("localhost")], resumed: false)
         return m.handle(.upstreamHandshakeDone(done))
     }

@@ -16,7 +16,7 @@ struct UpstreamFailureAnswerTests {
 
     static let unverified: Machine.UpstreamHandshake = {
         var done = T.upstreamDone
-        done.verifyError = "self-signed certificate"
+        done.certificateProblem = UpstreamCertificateProblemTests.selfSigned
         return done
     }()
 
@@ -26,6 +26,19 @@ struct UpstreamFailureAnswerTests {
     static func response(_ sentence: String) -> Machine.Command {
         .sendClient(Array(("HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\n"
             + "Content-Length: \(("tv: " + sentence + "\n").utf8.count)\r\nConnection: close\r\n\r\ntv: \(sentence)\n").utf8))
+    }
+
+    /// A first request over tv's leg.
+    static let request = Array("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)
+
+    /// The client sends `bytes` over tv's leg.
+    static func ask(_ m: inout Machine, _ bytes: [UInt8] = request) -> [Machine.Command] {
+        bytes.withUnsafeBytes { m.handle(.clientRequestBytes($0)) }
+    }
+
+    /// What answers a request (`bytes`): its row, tv's 502 saying `sentence`, the close.
+    static func answered(_ sentence: String, _ bytes: [UInt8] = request) -> [Machine.Command] {
+        [.readRequestRow(bytes, http2: false), response(sentence), .armTimer(millis: 0), .close(reset: false)]
     }
 
     /// CONNECT a.test:443 (or `host`), then `hello`: the upstream handshake is under way.
@@ -46,7 +59,7 @@ struct UpstreamFailureAnswerTests {
         #expect(m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false))) == [.armTimer(millis: 10_000), .readClientRequest])
         #expect(m.phase == .answering)
         #expect(m.phase.io == .answer)
-        #expect(m.handle(.clientRequestArrived) == [Self.response(Self.unverifiedSentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(Self.ask(&m) == Self.answered(Self.unverifiedSentence))
         #expect(m.facts.status == .failed)
         #expect(m.facts.failureReason == Self.unverifiedSentence)
         #expect(m.facts.upstreamVerified == false)
@@ -55,7 +68,7 @@ struct UpstreamFailureAnswerTests {
         #expect(m.closeLingers)
         #expect(m.outcome == nil)
         // Nothing more after the close.
-        #expect(m.handle(.clientRequestArrived) == [])
+        #expect(Self.ask(&m) == [])
     }
 
     @Test("a client without ALPN, CONNECT to an address: tv's leg selects no protocol, the leaf names the address; the 502 comes on its first request")
@@ -64,7 +77,7 @@ struct UpstreamFailureAnswerTests {
         let plan = Machine.ClientTLSPlan(identity: try LeafIdentity(names: ["127.0.0.1"]), alpn: nil, keyTypes: [.ecdsaP256])
         #expect(m.handle(.upstreamHandshakeDone(Self.unverified)) == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
         #expect(m.handle(.clientHandshakeDone(.init(version: .tls12, resumed: false))) == [.armTimer(millis: 10_000), .readClientRequest])
-        #expect(m.handle(.clientRequestArrived) == [Self.response(Self.unverifiedSentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(Self.ask(&m) == Self.answered(Self.unverifiedSentence))
         #expect(m.facts.failureReason == Self.unverifiedSentence)
     }
 
@@ -86,7 +99,7 @@ struct UpstreamFailureAnswerTests {
         #expect(failed == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
         #expect(m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false))) == [.armTimer(millis: 10_000), .readClientRequest])
         let sentence = "the server requires a client certificate (alert handshake_failure) and tv has none for this host; give one with --client-cert HOST_PATTERN=FILE"
-        #expect(m.handle(.clientRequestArrived) == [Self.response(sentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(Self.ask(&m) == Self.answered(sentence))
         #expect(m.facts.status == .failed)
         #expect(m.facts.failureReason == sentence)
     }
@@ -99,7 +112,7 @@ struct UpstreamFailureAnswerTests {
         #expect(m.handle(.upstreamHandshakeFailed(failure)) == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
         _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
         let sentence = "the TLS handshake with the server failed (unsupported protocol)"
-        #expect(m.handle(.clientRequestArrived) == [Self.response(sentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(Self.ask(&m) == Self.answered(sentence))
         var h2 = Self.upstreamHandshake(ProxyFixtures.clientHelloH2Only)
         #expect(h2.handle(.upstreamHandshakeFailed(failure)) == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.protocolVersion)])
         #expect(h2.facts.failureReason == sentence + "; the client was refused")
@@ -112,7 +125,7 @@ struct UpstreamFailureAnswerTests {
         #expect(m.handle(.timeout) == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
         _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
         let sentence = "the TLS handshake with the server did not finish within 10 s"
-        #expect(m.handle(.clientRequestArrived) == [Self.response(sentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(Self.ask(&m) == Self.answered(sentence))
         #expect(m.facts.failureReason == sentence)
         var h2 = Self.upstreamHandshake(ProxyFixtures.clientHelloH2Only)
         #expect(h2.handle(.timeout) == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.handshakeFailure)])
@@ -188,7 +201,62 @@ struct UpstreamFailureAnswerTests {
         let plan = Machine.ClientTLSPlan(identity: try LeafIdentity(names: ["a.test"]), alpn: Array("http/1.1".utf8), keyTypes: [.ecdsaP256])
         #expect(T.bytes(&tls, ProxyFixtures.clientHelloSNIAndALPN) == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
         _ = tls.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
-        #expect(tls.handle(.clientRequestArrived) == [.sendClient(Machine.errorResponse(502, failure)), .armTimer(millis: 0), .close(reset: false)])
+        #expect(Self.ask(&tls) == [.readRequestRow(Self.request, http2: false), .sendClient(Machine.errorResponse(502, failure)), .armTimer(millis: 0), .close(reset: false)])
         #expect(tls.facts.failureReason == failure.sentence)
     }
+
+    /// A client without ALPN, CONNECT to a.test (SNI none), whose server's certificate did not
+    /// verify: tv's leg is up and waits for its first bytes.
+    static func answeringNoALPN() -> Machine {
+        var m = Self.upstreamHandshake(ProxyFixtures.clientHelloNoSNI)
+        #expect(m.facts.offeredALPN.isEmpty)
+        _ = m.handle(.upstreamHandshakeDone(Self.unverified))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        #expect(m.phase == .answering)
+        return m
+    }
+
+    static let closedSentence = "the server's certificate does not verify (self-signed certificate); nothing was sent to it, and the client's first bytes "
+        + "were no HTTP request, so tv closed its TLS session unanswered; trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"
+
+    @Test("no ALPN, then bytes that are no HTTP request (openssl s_client's PING, binary, an SMTP EHLO): no HTTP text, tv's TLS session closed (close_notify); the flow says so")
+    func noALPNNotHTTP() {
+        for first in ["PING\n", "\u{0}\u{1}\u{2}\u{3}binary", "EHLO client.test\r\n", "ping me later\r\n"] {
+            var m = Self.answeringNoALPN()
+            #expect(Self.ask(&m, Array(first.utf8)) == [.closeClientTLS, .armTimer(millis: 0), .close(reset: false)], "\(first)")
+            #expect(m.facts.status == .failed)
+            #expect(m.facts.failureReason == Self.closedSentence)
+            #expect(Self.ask(&m) == [])
+        }
+    }
+
+    @Test("no ALPN, an HTTP/1 request in pieces: nothing until it tells, then its row from every byte and tv's 502")
+    func noALPNRequestInPieces() {
+        var m = Self.answeringNoALPN()
+        #expect(Self.ask(&m, Array("GE".utf8)) == [])
+        #expect(Self.ask(&m, Array("T /index.html HT".utf8)) == [])
+        #expect(Self.ask(&m, Array("TP/1.0\r\n\r\n".utf8)) == Self.answered(Self.unverifiedSentence, Array("GET /index.html HTTP/1.0\r\n\r\n".utf8)))
+        #expect(m.facts.failureReason == Self.unverifiedSentence)
+    }
+
+    @Test("no ALPN, HTTP/2's connection preface: HTTP/2's SETTINGS and GOAWAY saying why, not an HTTP/1 502")
+    func noALPNHTTP2Preface() {
+        var m = Self.answeringNoALPN()
+        let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+        #expect(Self.ask(&m, Array(preface[..<10])) == [])
+        let failure = ConnectionFailure.upstreamCertificate(UpstreamCertificateProblemTests.selfSigned, answer: .badGateway)
+        #expect(Self.ask(&m, Array(preface[10...])) == [.readRequestRow(preface, http2: true),
+                                                         .sendClient(HTTP2Preface.settingsThenGoaway(code: HTTP2Preface.internalError, debug: failure.answer)),
+                                                         .armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.failureReason == Self.unverifiedSentence)
+    }
+
+    @Test("a client that offered http/1.1 said it speaks HTTP: its first bytes are its request, whatever they are")
+    func http1ClientAnsweredAtOnce() {
+        var m = Self.upstreamHandshake(ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(Self.unverified))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        #expect(Self.ask(&m, Array("G".utf8)) == Self.answered(Self.unverifiedSentence, Array("G".utf8)))
+    }
 }
+

@@ -251,6 +251,12 @@ enum PostgresSchema {
         """
         ALTER TABLE exchanges ADD COLUMN request_end_time BIGINT;
         """,
+        // 9 (upstream-verify): what tv's check of the server's certificate found (SQLite's
+        // migration 28), so a flow inspected under --upstream-insecure says so on every machine.
+        """
+        ALTER TABLE flows ADD COLUMN cert_verified BIGINT;
+        ALTER TABLE flows ADD COLUMN cert_problem TEXT;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

@@ -49,24 +49,28 @@ extension ProxyConnection {
         if client.tls != nil { _ = client.flushRecords() }
     }
 
-    /// Answering an upstream failure over tv's TLS leg: reads the client's plaintext until its
-    /// first bytes (`.clientRequestArrived`; the 502 answers whatever was asked) or its end.
-    /// Called at once (the request may have come with the client's Finished) and on each client
-    /// event after. The request is read into a row as the relay's are, answered by tv's 502
-    /// (`sendClient`): curl's, Python's and Node's 502s made no row (a trial).
+    /// Answering an upstream failure over tv's TLS leg: reads the client's plaintext and hands
+    /// it to the machine (`.clientRequestBytes`) until it answers (`.readRequestRow` and tv's 502,
+    /// or `.closeClientTLS`) or the client ends. Called at once (the request may have come with
+    /// the client's Finished) and on each client event after.
     func readClientRequest() {
-        guard !released, machine.phase.io == .answer else { return }
-        switch client.read(into: buffer) {
-        case .bytes(let n):
-            guard n > 0 else { return }
-            if !exchangesStopped, startReadingExchanges(flow: machine.facts.id, scheme: "https", http2: false) {
-                feedExchanges(UnsafeRawBufferPointer(rebasing: buffer[..<n]), .clientToServer, at: EngineClock.wallMicros())
+        while !released, machine.phase.io == .answer {
+            switch client.read(into: buffer) {
+            case .bytes(let n):
+                guard n > 0 else { return }
+                feed(.clientRequestBytes(UnsafeRawBufferPointer(rebasing: buffer[..<n])))
+            case .wouldBlock, .blockedOnWrite: return
+            case .eof: return feed(.clientGone(reset: false))
+            case .failed(let reset, _): return feed(.clientGone(reset: reset))
             }
-            feed(.clientRequestArrived)
-        case .wouldBlock, .blockedOnWrite: return
-        case .eof: feed(.clientGone(reset: false))
-        case .failed(let reset, _): feed(.clientGone(reset: reset))
         }
+    }
+
+    /// The client's request, begun in `bytes`, read into a row as the relay's are, which tv's
+    /// answer (`sendClient`) then ends: curl's, Python's and Node's 502s made no row (a trial).
+    func readRequestRow(_ bytes: [UInt8], http2: Bool) {
+        guard !exchangesStopped, startReadingExchanges(flow: machine.facts.id, scheme: "https", http2: http2) else { return }
+        bytes.withUnsafeBytes { feedExchanges($0, .clientToServer, at: EngineClock.wallMicros()) }
     }
 
     func flushClientReplies() {

@@ -20,11 +20,18 @@ extension ProxyConnection {
             let wire = ALPNSelection.wireList(plan.alpn)
             _ = SSL_set_alpn_protos(ssl, wire, UInt32(wire.count))
         }
+        // A name counts only in a subjectAltName, never in the subject's CN (RFC 6125 §6.4.4,
+        // as browsers check it: Chromium since version 58; OpenSSL falls back to the CN when the
+        // certificate has no DNS SAN, so a CN-only certificate passed and its leaf was reissued
+        // with the SAN browsers require: a new-user trial). An address is matched against
+        // iPAddress SANs only (`X509_check_ip` never reads the CN).
+        X509_VERIFY_PARAM_set_hostflags(SSL_get0_param(ssl), UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
         if IPAddress(plan.verifyHost) != nil {
             _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), plan.verifyHost)
         } else {
             _ = SSL_set1_host(ssl, plan.verifyHost)
         }
+        session.verifyHost = plan.verifyHost
         session.sessionCache = shared.contexts.sessionCache
         session.sessionKey = plan.sessionKey
         // A server may ask for a client certificate: in the handshake, after it (TLS 1.3
@@ -62,21 +69,29 @@ extension ProxyConnection {
         // its public key again, the costliest part of OpenSSL 3's certificate parsing).
         var facts: ServerCertificateFacts?
         var names: [SubjectAlternativeName] = []
+        var peerCertificate: Certificate?
         if let peer = SSL_get0_peer_certificate(ssl) {
             if let last = loop.lastUpstreamCertificate, last.certificate.handle == peer {
-                (facts, names) = (last.facts, last.names)
+                (facts, names, peerCertificate) = (last.facts, last.names, last.certificate)
             } else {
                 let certificate = Certificate.retaining(peer)
                 names = certificate.subjectAlternativeNames
                 facts = ServerCertificateFacts(certificate)
+                peerCertificate = certificate
                 loop.lastUpstreamCertificate = (certificate, facts!, names)
             }
         }
         if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
-        let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
+        var problem: UpstreamCertificateProblem?
+        if verify != X509_V_OK {
+            problem = UpstreamCertificateProblem.read(
+                code: Int32(truncatingIfNeeded: verify), recorded: session.verifyError,
+                peer: peerCertificate,
+                host: session.verifyHost, checkedAt: loop.wallNow / 1_000_000, securityLevel: SSL_get_security_level(ssl))
+        }
         let (chain, fresh) = serverChain(ssl, leaf: facts)
         return ConnectionMachine.UpstreamHandshake(
-            version: session.version, alpn: session.selectedALPN, verifyError: verifyError,
+            version: session.version, alpn: session.selectedALPN, certificateProblem: problem,
             certificate: facts, certificateSANs: names, resumed: session.resumed,
             chain: chain, newCertificates: fresh)
     }

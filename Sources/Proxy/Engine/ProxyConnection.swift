@@ -202,6 +202,10 @@ final class ProxyConnection: LoopHandler {
             shared.configuration.clientLegSecrets?.noSecretWillCome(clientRandom: random)
         case .readClientRequest:
             readClientRequest()
+        case let .readRequestRow(bytes, http2):
+            readRequestRow(bytes, http2: http2)
+        case .closeClientTLS:
+            client.shutdownWrite()
         case .startPlainHTTP:
             handOverToPlainHTTP()
         case let .remember(key, kind, reason):

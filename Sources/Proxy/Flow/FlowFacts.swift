@@ -145,6 +145,10 @@ public struct FlowFacts: Sendable, Hashable {
     public var newCertificates: [SeenCertificate] = []
     /// Whether the upstream certificate verified (nil when not checked).
     public var upstreamVerified: Bool?
+    /// Why it did not verify, rendered from its kind (`UpstreamCertificateProblem.cause`); nil
+    /// when it did, or was not checked. Recorded under `--upstream-insecure` too, where the flow
+    /// was inspected all the same. Text, as `error` is: the facts are copied at every report.
+    public var upstreamCertificateProblem: String?
     /// Whether the upstream leg resumed a TLS session (inspection).
     public var upstreamResumed: Bool?
     /// Whether the client leg resumed a TLS session (inspection).

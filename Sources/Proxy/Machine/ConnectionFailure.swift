@@ -98,21 +98,21 @@ public enum ConnectionFailure: Equatable, Sendable {
     case unreachable(target: String, Unreachable, answered: ClientAnswer? = nil)
     case clientHelloMalformed(String)
     case clientHelloTimeout(seconds: Int)
-    /// The TLS handshake with the server failed (OpenSSL's reason); `clientRefused`: the client
-    /// was answered with an alert (else with a 502).
-    case upstreamHandshake(String, clientRefused: Bool)
-    /// The TLS handshake with the server did not finish in time (seconds); `clientRefused` as
-    /// for `upstreamHandshake`.
-    case upstreamHandshakeTimeout(seconds: Int, clientRefused: Bool)
+    /// The TLS handshake with the server failed (OpenSSL's reason); `answer`: what the client
+    /// got instead (`UpstreamAnswer`).
+    case upstreamHandshake(String, answer: UpstreamAnswer)
+    /// The TLS handshake with the server did not finish in time (seconds); `answer` as for
+    /// `upstreamHandshake`.
+    case upstreamHandshakeTimeout(seconds: Int, answer: UpstreamAnswer)
     /// The server requires a client certificate (`ClientCertificateVerdict`: a CertificateRequest
     /// then a refusal, or certificate_required). `presented`: tv sent the one the user gave for
     /// this host (`--client-cert`) and the server refused it; `alert`: the server's alert, nil
     /// when it just closed.
     case clientCertificateRequired(presented: Bool, alert: UInt8?)
-    /// The server's certificate did not verify (OpenSSL's verify error); `clientRefused`: the
-    /// client was answered with an alert (else with a 502, nothing sent to the server). The
-    /// sentence names the two ways on: `--upstream-ca` and `--upstream-insecure`.
-    case upstreamCertificate(verifyError: String, clientRefused: Bool)
+    /// The server's certificate did not verify (why, with the way on for that kind: a CA to
+    /// trust, the name it holds, the dates and the clock …); `answer`: what the client got
+    /// instead (nothing was sent to the server).
+    case upstreamCertificate(UpstreamCertificateProblem, answer: UpstreamAnswer)
     /// No leaf can be made for the name (LocalCA's message).
     case leafNameRefused(String)
     /// Making the leaf failed otherwise (the error as text).
@@ -284,19 +284,17 @@ public enum ConnectionFailure: Equatable, Sendable {
             }
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
-        case let .upstreamHandshake(reason, refused):
-            return "the TLS handshake with the server failed (\(reason))" + (refused ? "; the client was refused" : "")
-        case let .upstreamHandshakeTimeout(seconds, refused):
-            return "the TLS handshake with the server did not finish within \(seconds) s" + (refused ? "; the client was refused" : "")
+        case let .upstreamHandshake(reason, answer):
+            return "the TLS handshake with the server failed (\(reason))" + answer.note
+        case let .upstreamHandshakeTimeout(seconds, answer):
+            return "the TLS handshake with the server did not finish within \(seconds) s" + answer.note
         case let .clientCertificateRequired(presented, alert):
             let said = alert.map { " (alert \(TLSAlert.name($0)))" } ?? ""
             return presented
                 ? "the server requires a client certificate and refused the one tv presented\(said); check the file given with --client-cert"
                 : "the server requires a client certificate\(said) and tv has none for this host; give one with --client-cert HOST_PATTERN=FILE"
-        case let .upstreamCertificate(error, refused):
-            return "the server's certificate does not verify (\(error)); "
-                + (refused ? "nothing was forged and the client was refused" : "nothing was sent to it")
-                + "; trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"
+        case let .upstreamCertificate(problem, answer):
+            return "the server's certificate does not verify (\(problem.cause)); \(answer.certificateNote); \(problem.advice)"
         case .leafNameRefused(let message): return "tv cannot make a certificate for this name: \(message)"
         case .leafNameError(let text): return "tv cannot make a certificate for this name (\(text))"
         case .leafMint(let text): return "tv could not mint a certificate: \(text)"
@@ -306,10 +304,14 @@ public enum ConnectionFailure: Equatable, Sendable {
         case let .possiblePinning(sign, key):
             let what: String
             switch sign {
-            case .closedAfterCertificate: what = "the client closed the connection after seeing tv's certificate, before finishing the handshake"
-            case .quietCloseAfterHandshake: what = "the client closed right after the handshake without sending data"
+            case .closedAfterCertificate:
+                // Without an alert: a client that checks a pin, or one that does not trust tv's
+                // root and says nothing (Node.js closes so: a new-user trial found no word of the root).
+                what = "the client closed the connection after seeing tv's certificate, before finishing the handshake (possible pinning); "
+                    + "a client without tv's root that sends no alert closes so too (Node.js: give it the root with NODE_EXTRA_CA_CERTS=FILE, from `tv ca export`)"
+            case .quietCloseAfterHandshake: what = "the client closed right after the handshake without sending data (possible pinning)"
             }
-            return what + " (possible pinning)" + (key.map { "; its next connection to \($0.target) passes through unread" } ?? "")
+            return what + (key.map { "; its next connection to \($0.target) passes through unread" } ?? "")
         case .clientAborted(let alert): return "the client aborted the handshake (alert \(TLSAlert.name(alert)))"
         case .clientHandshakeFailed(let reason): return "the client's TLS handshake failed (\(reason))"
         case .portUnreachable:
@@ -379,79 +381,6 @@ extension ConnectionFailure {
         }
     }
 }
-
-/// Why reading or writing one leg (socket, TLS session or splice pipe) failed.
-public enum LegFailure: Equatable, Sendable {
-    /// A socket call failed with this errno.
-    case system(Errno)
-    /// The TLS layer failed (the peer's alert, the errno, OpenSSL's reason).
-    indirect case tls(TLSFailure)
-    /// The peer closed its TLS session (close_notify) while tv was writing.
-    case tlsClosed
-    /// The splice pipe closed.
-    case pipeClosed
-    /// There was no splice pipe to use.
-    case noPipe
-
-    /// How it failed, inside a sentence.
-    var phrase: String {
-        switch self {
-        case .system(let err): return err.phrase
-        case .tls(let failure): return failure.text
-        case .tlsClosed: return "the peer closed the TLS session"
-        case .pipeClosed: return "the pipe closed"
-        case .noPipe: return "no pipe"
-        }
-    }
-}
-
-extension ConnectionFailure {
-    /// Whether a flow that ended with `status` and `failure` was cut off rather than closed in
-    /// order: a failed flow, or one that ended in a reset from either side (the decrypted
-    /// capture then ends its stream with RST, not FIN: a trial's reset flows closed with FINs).
-    public static func cutsOff(status: FlowStatus, failure: ConnectionFailure?) -> Bool {
-        if status == .failed { return true }
-        switch failure {
-        case .read(_, let reset, _)?, .clientGone(let reset, _)?: return reset
-        case .send(_, .system(let err))?: return err.code == ECONNRESET || err.code == EPIPE
-        default: return false
-        }
-    }
-}
-
-extension ConnectionFailure {
-    /// How a relay that ended with `status` and `failure` ended, for the decrypted capture: a
-    /// reset from the side that sent it (a read that met it, a send that side refused; a trial's
-    /// client reset was drawn as the server's), tv's own cut of a failed flow as the server's,
-    /// and otherwise closed in order: first by the side whose end ended the relay when the
-    /// failure names it (a TLS leg's close), else by `firstClosed` (the side whose end tv read first).
-    public static func streamEnd(status: FlowStatus, failure: ConnectionFailure?, firstClosed: Direction) -> StreamEnd {
-        switch failure {
-        case let .read(side, true, _)?: return .reset(from: side.sending)
-        case let .read(side, false, _)? where status != .failed: return .closed(firstFrom: side.sending)
-        case .clientGone(true, _)?: return .reset(from: .clientToServer)
-        case let .send(side, .system(err))? where err.code == ECONNRESET || err.code == EPIPE: return .reset(from: side.sending)
-        default: break
-        }
-        return cutsOff(status: status, failure: failure) ? .reset(from: .serverToClient) : .closed(firstFrom: firstClosed)
-    }
-}
-
-extension ConnectionFailure.Side {
-    /// The way this side's bytes go.
-    var sending: Direction { self == .client ? .clientToServer : .serverToClient }
-
-    /// "client" or "server", inside a sentence.
-    var word: String { self == .client ? "client" : "server" }
-}
-
-extension Direction {
-    /// The side these bytes were read from.
-    var source: ConnectionFailure.Side { self == .clientToServer ? .client : .server }
-    /// The side these bytes are sent to.
-    var sink: ConnectionFailure.Side { self == .clientToServer ? .server : .client }
-}
-
 
 extension ConnectionFailure {
     /// What `tv pinned` remembers of a client that came back after either sign of pinning (the

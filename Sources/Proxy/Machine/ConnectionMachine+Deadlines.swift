@@ -24,8 +24,9 @@ extension ConnectionMachine {
             return fail(.clientHelloTimeout(seconds: handshakeSeconds), reset: false)
         case .upstreamHandshake:
             // A plain client (reverse:https) reads a 502; a TLS client as `upstreamFailed` decides.
-            if plainClientOverTLS { return badGateway(.upstreamHandshakeTimeout(seconds: handshakeSeconds, clientRefused: false)) }
-            return upstreamFailed(alert: TLSAlert.handshakeFailure) { .upstreamHandshakeTimeout(seconds: handshakeSeconds, clientRefused: $0) }
+            let failure = ConnectionFailure.upstreamHandshakeTimeout(seconds: handshakeSeconds, answer: .badGateway)
+            if plainClientOverTLS { return badGateway(failure) }
+            return upstreamFailed(alert: TLSAlert.handshakeFailure, failure)
         case .clientHandshake:
             return fail(answering ?? .clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
         case .answering:

@@ -82,6 +82,9 @@ struct ConnectionMachine {
     /// The upstream handshake failed and tv's leg to the client is completed only to answer
     /// its first request with a 502 that says this (`ConnectionMachine+UpstreamFailure.swift`).
     var answering: ConnectionFailure?
+    /// What the client sent over that leg while it was not yet known to speak HTTP
+    /// (`HTTPRequestStart`; at most its line limit and one read).
+    var answeringStart: [UInt8] = []
     /// The relay phase: see `ConnectionMachine+Relay.swift`.
     private(set) var relay = RelayState()
     /// When the relay's moving bytes are next told (`.updateFlow`).
@@ -143,16 +146,14 @@ struct ConnectionMachine {
             if plainClientOverTLS, plainClientSpeaksH2, certificate == nil, failure.peerAlert == TLSAlert.noApplicationProtocol {
                 return badGateway(.serverLacksHTTP2(chosen: nil))
             }
-            if plainClientOverTLS { return badGateway(certificate ?? .upstreamHandshake(failure.text, clientRefused: false)) }
-            if let certificate { return upstreamFailed(alert: TLSAlert.handshakeFailure) { _ in certificate } }
+            if plainClientOverTLS { return badGateway(certificate ?? .upstreamHandshake(failure.text, answer: .badGateway)) }
+            if let certificate { return upstreamFailed(alert: TLSAlert.handshakeFailure, certificate) }
             // The server's no_application_protocol (RFC 7301 §3.2: none of the offered ALPN ids)
             // is the client's to hear as such, as it would directly (it heard handshake_failure:
             // a trial's curl said "handshake failure" where direct it said "no application protocol").
             let alert = failure.peerAlert == TLSAlert.noApplicationProtocol ? TLSAlert.noApplicationProtocol
                 : failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure
-            return upstreamFailed(alert: alert) {
-                .upstreamHandshake(failure.text, clientRefused: $0)
-            }
+            return upstreamFailed(alert: alert, .upstreamHandshake(failure.text, answer: .badGateway))
         case .clientTLSStarted(let closed):
             clientClosedBeforeFlight = closed
             return []
@@ -169,9 +170,9 @@ struct ConnectionMachine {
         case .clientHandshakeFailed(let failed):
             guard phase == .clientHandshake else { return [] }
             return clientHandshakeEnded(failed.ending(clientClosedBeforeFlight: clientClosedBeforeFlight))
-        case .clientRequestArrived:
-            guard phase == .answering, let answering else { return [] }
-            return badGateway(answering)
+        case .clientRequestBytes(let bytes):
+            guard phase == .answering else { return [] }
+            return answeringBytes(bytes)
         case let .requestRefused(reason, answered):
             guard phase == .relaying else { return [] }
             // tv's 400, what a server must answer (RFC 9112 §6.3, RFC 9110 §5.5), then the
@@ -349,7 +350,7 @@ struct ConnectionMachine {
             guard settings.policy.decide(target, recall: { key.flatMap { recall($0, facts.startMicros) } }).action == .inspect else {
                 return fail(failure, reset: false)
             }
-            return upstreamFailed(alert: TLSAlert.internalError) { _ in failure }
+            return upstreamFailed(alert: TLSAlert.internalError, failure)
         }
         if upstreamTLS == false {
             // reverse:http:// — the server does not speak TLS; nothing to inspect with.
@@ -410,10 +411,10 @@ struct ConnectionMachine {
 
     /// The TLS leg to the server of a plain client failed, or of a TLS client that speaks HTTP/1
     /// (`answering`): answer 502 in HTTP (a TLS alert means nothing to the plain client) and close.
-    /// A plain HTTP/2 client gets HTTP/2 instead: its SETTINGS and a GOAWAY saying why (an
-    /// HTTP/1 502 is bytes it cannot read).
-    mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
-        if plainClientSpeaksH2 {
+    /// A plain HTTP/2 client (or a TLS client that began with HTTP/2's preface: `http2`) gets
+    /// HTTP/2 instead: its SETTINGS and a GOAWAY saying why (an HTTP/1 502 is bytes it cannot read).
+    mutating func badGateway(_ failure: ConnectionFailure, http2: Bool? = nil) -> [Command] {
+        if http2 ?? plainClientSpeaksH2 {
             var code = HTTP2Preface.internalError
             if case .serverLacksHTTP2 = failure { code = HTTP2Preface.http11Required }
             return [.sendClient(HTTP2Preface.settingsThenGoaway(code: code, debug: failure.answer))] + fail(failure, reset: false)
@@ -439,8 +440,8 @@ struct ConnectionMachine {
         guard phase == .upstreamHandshake else { return [] }
         facts.note(done)
         if plainClientOverTLS {
-            if let error = done.verifyError, !settings.upstreamInsecure {
-                return badGateway(.upstreamCertificate(verifyError: error, clientRefused: false))
+            if let problem = done.certificateProblem, !settings.upstreamInsecure {
+                return badGateway(.upstreamCertificate(problem, answer: .badGateway))
             }
             if plainClientSpeaksH2, done.alpn != Array("h2".utf8) {
                 return badGateway(.serverLacksHTTP2(chosen: done.alpn.map { String(decoding: $0, as: UTF8.self) }))
@@ -449,8 +450,8 @@ struct ConnectionMachine {
             facts.status = .notEncrypted
             return startRelay(.raw(plaintext: true, observeServerHello: false))
         }
-        if let error = done.verifyError, !settings.upstreamInsecure {
-            return upstreamFailed(alert: TLSAlert.handshakeFailure) { .upstreamCertificate(verifyError: error, clientRefused: $0) }
+        if let problem = done.certificateProblem, !settings.upstreamInsecure {
+            return upstreamFailed(alert: TLSAlert.handshakeFailure, .upstreamCertificate(problem, answer: .badGateway))
         }
         let identity: LeafIdentity
         do {

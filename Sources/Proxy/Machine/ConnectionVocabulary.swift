@@ -93,8 +93,8 @@ extension ConnectionMachine {
     struct UpstreamHandshake: Equatable {
         var version: TLSProtocolVersion
         var alpn: [UInt8]?
-        /// nil when the certificate verified; else OpenSSL's verify error text.
-        var verifyError: String?
+        /// nil when the certificate verified; else why not (OpenSSL's verify error, read).
+        var certificateProblem: UpstreamCertificateProblem?
         var certificate: ServerCertificateFacts?
         var certificateSANs: [SubjectAlternativeName]
         var resumed: Bool
@@ -154,9 +154,9 @@ extension ConnectionMachine {
         case clientTLSStarted(clientAlreadyClosed: Bool)
         case clientHandshakeDone(ClientHandshake)
         case clientHandshakeFailed(ClientHandshakeFailure)
-        /// Answering an upstream failure (`.readClientRequest`): the client's first request
-        /// began (plaintext arrived over tv's leg).
-        case clientRequestArrived
+        /// Answering an upstream failure (`.readClientRequest`): plaintext the client sent over
+        /// tv's leg (all of it, as it comes), until the machine knows whether it speaks HTTP.
+        case clientRequestBytes(UnsafeRawBufferPointer)
         /// The relay's request rows refused a client's HTTP/1 request head servers could read
         /// otherwise (`ExchangeReader.Stop.refused`, the reader's sentence); the burst holding
         /// it was not forwarded. `answered`: no earlier request waits for its response, so tv's
@@ -265,8 +265,15 @@ extension ConnectionMachine {
         /// a capture stops holding its packets for one).
         case noClientSecret(clientRandom: [UInt8])
         /// Read the client's plaintext over tv's TLS leg, sending nothing to the server: deliver
-        /// `.clientRequestArrived` at its first bytes, `.clientGone` if it ends first.
+        /// `.clientRequestBytes` as it comes (while the phase stays `.answering`), `.clientGone`
+        /// if it ends first.
         case readClientRequest
+        /// The client's first bytes over tv's leg, which began an HTTP request (HTTP/2's preface:
+        /// `http2`): read them into its request row, which tv's answer then ends.
+        case readRequestRow([UInt8], http2: Bool)
+        /// Send close_notify on tv's TLS leg to the client (and FIN): the end of a session tv
+        /// completed only to answer it, whose client spoke no HTTP.
+        case closeClientTLS
         /// Hand the connection on to a `PlainHTTPMachine` (absolute-form requests), run by the
         /// same driver; the head is still unread.
         case startPlainHTTP

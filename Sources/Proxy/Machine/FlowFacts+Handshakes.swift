@@ -46,7 +46,8 @@ extension FlowFacts {
         serverCertificate = done.certificate
         serverChain = done.chain
         newCertificates = done.newCertificates
-        upstreamVerified = done.verifyError == nil
+        upstreamVerified = done.certificateProblem == nil
+        upstreamCertificateProblem = done.certificateProblem?.cause
         upstreamResumed = done.resumed
     }
 

@@ -96,8 +96,9 @@ final class TLSContexts: @unchecked Sendable {
         // Upstream legs (we are the client): verify against the system store (+ the extra CA
         // file, + tv's own root), but let the handshake finish and judge the result ourselves, so that a refusal
         // can say exactly why and the flow can show the certificate (SSL_VERIFY_NONE still runs
-        // the verification; SSL_get_verify_result reads it).
-        SSL_CTX_set_verify(client, SSL_VERIFY_NONE, nil)
+        // the verification; SSL_get_verify_result reads it, and the callback notes which
+        // certificate of the chain the error is about: `UpstreamVerification`).
+        SSL_CTX_set_verify(client, SSL_VERIFY_NONE, tvUpstreamVerify)
         SystemRootPlan.current().load(into: client)  // as set_default_verify_paths, the bundle on demand
         // tv's own root also verifies servers: `tv ca issue` makes certificates for local
         // development servers, and only this machine holds the root's key.

@@ -25,6 +25,10 @@ final class TLSSession {
     /// Upstream leg: whether the server asked for a client certificate and what tv answered;
     /// carried on every failure of this leg (`TLSFailure.clientCertificate`).
     var clientCertificateAsk = ClientCertificateAsk()
+    /// Upstream leg: the first error OpenSSL's verification of the server's chain met
+    /// (`tvUpstreamVerify`), and the name or address it checked.
+    var verifyError: UpstreamVerifyError?
+    var verifyHost = ""
     private(set) var handshakeDone = false
     /// Server role: our first flight (with the certificate) has been written out.
     private(set) var flightSent = false
@@ -276,6 +280,15 @@ public struct TLSFailure: Error, Equatable, Sendable {
             if reasons.isEmpty {
                 return TLSFailure(peerAlert: nil, systemError: nil, eof: true, text: "the peer closed the connection")
             }
+        }
+        // In a handshake (the only caller that meets it: reads say `.closed`), ZERO_RETURN with
+        // nothing queued is the peer's end without a fatal alert: its FIN, which
+        // SSL_OP_IGNORE_UNEXPECTED_EOF turns into a close_notify received, or a close_notify. A
+        // client that drops tv's handshake so (Node.js without tv's root, after reading tv's
+        // certificate) read as "TLS error", so it was neither weighed as pinning nor told the
+        // root: a new-user trial.
+        if code == SSL_ERROR_ZERO_RETURN && reasons.isEmpty {
+            return TLSFailure(peerAlert: nil, systemError: nil, eof: true, text: "the peer closed the connection")
         }
         if let alert {
             return TLSFailure(peerAlert: alert, systemError: nil, eof: false, text: "alert \(TLSAlert.name(alert))",

@@ -21,6 +21,9 @@ public enum ConnectionExportColumns {
         // not resolve: `server` is null, and the port was nowhere: a trial). Last, so the columns
         // before it keep their places.
         "serverPort",
+        // What the check of the server's certificate found (null: none was checked), also when
+        // tv went on regardless (--upstream-insecure), and why it failed.
+        "certificateVerified", "certificateProblem",
     ]
 
     /// The shared store's export (`tv export connections --store`): `names`, then which instance
@@ -51,6 +54,7 @@ public enum ConnectionExportColumns {
             opt(f.certificateSubject), opt(f.certificateIssuer), .array(f.certificateSANs.map { .string($0) }),
             seconds(f.certificateNotBefore), seconds(f.certificateNotAfter), opt(f.certificateSHA256),
         ] + programValues(f.program) + [f.serverPort > 0 ? .int(Int64(f.serverPort)) : .null]
+            + [f.certificateVerified.map { .bool($0) } ?? .null, opt(f.certificateProblem)]
     }
 
     /// `programPID` … `programNotKnown` for one flow's program.
