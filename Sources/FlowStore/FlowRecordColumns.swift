@@ -13,6 +13,7 @@ enum FlowRecordColumns {
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
         "packets_up", "packets_down", "client_tls_version",
         "other_hosts", "ech_public_name", "chain",
+        "dns_type", "dns_asked", "dns_asked_address", "other_hosts_origin",
     ]
 
     /// The names a row read by `record` holds (`names`, then the program's), with their positions.
@@ -76,6 +77,8 @@ enum FlowRecordColumns {
             .textOrNull(flow.clientTLSVersion),
             .text(TextList.encode(flow.otherHosts)), .integer(flow.hostIsECHPublicName ? 1 : 0),
             .text(flow.certificateChain.joined(separator: " ")),
+            .integerOrNull(flow.dnsQuestionType.map(Int64.init)), .textOrNull(flow.dnsServerAsked?.rawValue),
+            .textOrNull(flow.dnsAskedAddress), .textOrNull(flow.otherHostsOrigin?.rawValue),
             .integer(writer),
         ]
     }
@@ -122,23 +125,27 @@ enum FlowRecordColumns {
         texts.set(list: flow.otherHosts, at: 31)
         try statement.bind(integer: flow.hostIsECHPublicName ? 1 : 0, at: 32)
         texts.set(words: flow.certificateChain, at: 33)
-        try statement.bind(integer: writer, at: 34)
+        try statement.bind(optionalInteger: flow.dnsQuestionType.map(Int64.init), at: 34)
+        texts.set(flow.dnsServerAsked?.rawValue, at: 35)
+        texts.set(flow.dnsAskedAddress, at: 36)
+        texts.set(flow.otherHostsOrigin?.rawValue, at: 37)
+        try statement.bind(integer: writer, at: 38)
         switch program {
         case .known(let p)?:
-            try statement.bind(integer: Int64(p.pid), at: 35)
-            texts.set(p.command, at: 36)
-            texts.set(p.executable, at: 37)
-            try statement.bind(integer: Int64(p.uid), at: 38)
-            texts.set(p.user, at: 39)
-            texts.set(nil, at: 40)
+            try statement.bind(integer: Int64(p.pid), at: 39)
+            texts.set(p.command, at: 40)
+            texts.set(p.executable, at: 41)
+            try statement.bind(integer: Int64(p.uid), at: 42)
+            texts.set(p.user, at: 43)
+            texts.set(nil, at: 44)
         case .notKnown(let reason)?:
-            for index: Int32 in 35...38 { try statement.bind(optionalInteger: nil, at: index) }
-            texts.set(nil, at: 39)
-            texts.set(reason.rawValue, at: 40)
+            for index: Int32 in 39...42 { try statement.bind(optionalInteger: nil, at: index) }
+            texts.set(nil, at: 43)
+            texts.set(reason.rawValue, at: 44)
         case nil:
             break
         }
-        try statement.bind(optionalInteger: auditSession, at: program == nil ? 35 : 41)
+        try statement.bind(optionalInteger: auditSession, at: program == nil ? 39 : 45)
         _ = try texts.stepRebindingEveryText(statement)
     }
 
@@ -194,6 +201,10 @@ enum FlowRecordColumns {
         record.otherHosts = TextList.decode(try r.text("other_hosts"))
         record.hostIsECHPublicName = try r.integer("ech_public_name", in: 0...1) == 1
         record.certificateChain = try r.text("chain").split(separator: " ").map(String.init)
+        record.dnsQuestionType = try r.optionalInteger("dns_type", in: 0...65_535).map(Int.init)
+        record.dnsServerAsked = try r.optionalKnown(DNSServerAsked.self, "dns_asked")
+        record.dnsAskedAddress = try r.optionalText("dns_asked_address")
+        record.otherHostsOrigin = try r.optionalKnown(OtherHostsOrigin.self, "other_hosts_origin")
         return record
     }
 }

@@ -37,6 +37,8 @@ public final class ExecSession {
     private let wiring: SessionWiring
     private let proxy: ProxyServer
     private let names: HostNameRecorder
+    /// DNS-over-TCP responses the relays read, for the engine's names (`TCPDNSAnswers`).
+    private let tcpDNSAnswers = TCPDNSAnswers()
     /// The banner facts: whether TLS is inspected and why.
     public let inspecting: Bool
     public let inspectionNote: String
@@ -58,6 +60,7 @@ public final class ExecSession {
         wiring = try SessionWiring(home: home, options: options.proxy, environment: environment, now: now, peersAreServers: true, say: say)
         var config = wiring.configuration
         config.listens = false
+        config.dnsAnswers = tcpDNSAnswers
         proxy = ProxyServer(configuration: config)
         do { try proxy.start() } catch {
             wiring.close()
@@ -171,6 +174,7 @@ public final class ExecSession {
         var engineConfig = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
         engineConfig.resolvers = resolvers
         engineConfig.servesDNSAddress = true
+        engineConfig.tcpDNSAnswers = tcpDNSAnswers
         let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
                                   sink: wiring.configuration.flowSink, dnsObserver: names.observer, recorder: capture.recorder)
         try engine.start()

@@ -8,11 +8,11 @@ import FlowTerms
 @Suite struct FlowWriterUpsertTests {
     static let s: Int64 = 1_000_000
 
-    @Test("the upsert: OR FAIL (no statement journal for a rewrite), 35 parameters (41 with the program's columns), the audit session last")
+    @Test("the upsert: OR FAIL (no statement journal for a rewrite), 39 parameters (45 with the program's columns), the audit session last")
     func statementShape() {
         #expect(FlowRecordColumns.upsertSQL.hasPrefix("INSERT OR FAIL INTO flows ("))
-        #expect(FlowRecordColumns.upsertSQL.filter { $0 == "?" }.count == 35)
-        #expect(FlowRecordColumns.upsertWithProgramSQL.filter { $0 == "?" }.count == 41)
+        #expect(FlowRecordColumns.upsertSQL.filter { $0 == "?" }.count == 39)
+        #expect(FlowRecordColumns.upsertWithProgramSQL.filter { $0 == "?" }.count == 45)
         #expect(FlowRecordColumns.upsertSQL.contains("audit_session_id) VALUES ("))
         #expect(!FlowRecordColumns.upsertSQL.contains("SELECT"))
     }

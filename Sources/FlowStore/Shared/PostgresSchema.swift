@@ -251,6 +251,14 @@ enum PostgresSchema {
         """
         ALTER TABLE exchanges ADD COLUMN request_end_time BIGINT;
         """,
+        // 9 (session 32): a DNS query's QTYPE and the server its program asked, and where
+        // `other_hosts` came from (SQLite's migration 28).
+        """
+        ALTER TABLE flows ADD COLUMN dns_type BIGINT;
+        ALTER TABLE flows ADD COLUMN dns_asked TEXT;
+        ALTER TABLE flows ADD COLUMN dns_asked_address TEXT;
+        ALTER TABLE flows ADD COLUMN other_hosts_origin TEXT;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a
