@@ -18,7 +18,10 @@ public enum FlowNamePresentation {
         case .reverse: return "the reverse-proxy target"
         case .httpHost: return "from the request's Host header: the connection reached tv with no name of its own"
         case .dns: return "inferred from DNS: a lookup gave this name for \(TerminalText.line(f.serverAddress)); the connection announced none"
-        case .dnsQuestion: return "the name this DNS query asked about"
+        case .dnsQuestion:
+            // With its QTYPE where the row has it (UDP and TCP queries alike).
+            return DNSQueryPresentation.questionType(f).map { "the name this DNS query asked about, for its \($0) records" }
+                ?? "the name this DNS query asked about"
         case .none:
             // Only the tunnel carries DNS; an unnamed TCP flow may have come through a proxy mode,
             // and the row does not say which front end it came through (a trial read the old

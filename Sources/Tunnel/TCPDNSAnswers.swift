@@ -54,7 +54,9 @@ public final class TCPDNSAnswers: DNSAnswerSink {
     func drain() -> [TCPDNSAnswer] {
         waiting.withLock { list in
             count.store(0, ordering: .releasing)
-            return list.isEmpty ? [] : { defer { list = [] }; return list }()
+            let taken = list
+            list = []
+            return taken
         }
     }
 }

@@ -42,6 +42,12 @@ struct DNSQueryPresentationTests {
         #expect(resolverLine(web) == nil)
     }
 
+    @Test("tv flow's name line gives the question's type")
+    func nameLine() {
+        #expect(FlowDetailPresentation.lines(query(.direct, address: "10.241.0.2", type: 28), now: now)[1]
+                == "  name         web4.t41.test (the name this DNS query asked about, for its AAAA records)")
+    }
+
     @Test("the flow list: a query's type, and 'direct' for a server the program chose itself; the JSON carries the typed facts")
     func listAndJSON() {
         let rows = FlowListPresentation(page: FlowPage(flows: [query(.direct, address: "8.8.8.8", server: "8.8.8.8"),

@@ -11,19 +11,3 @@ public protocol DNSAnswerSink: Sendable {
     /// A connection's DNS over TCP ended: what its reader counted (strays, what it could not read).
     func streamEnded(_ counts: DNSOverTCPReader.Counts)
 }
-
-extension FlowFacts {
-    /// A DNS-over-TCP connection's first query names its flow after its question, as a UDP
-    /// query's names its own (`HostOrigin.dnsQuestion`, with the QTYPE): the query row said "no
-    /// name was seen" (a trial's `dig +tcp`). Later questions on the connection leave it.
-    /// - Returns: whether the facts changed.
-    mutating func noteDNSQuestion(_ question: DNSQuestionEntry) -> Bool {
-        guard dnsQuestionType == nil, !question.name.isEmpty else { return false }
-        host = question.name
-        hostOrigin = .dnsQuestion
-        otherHosts = []
-        otherHostsOrigin = nil
-        dnsQuestionType = question.type
-        return true
-    }
-}
