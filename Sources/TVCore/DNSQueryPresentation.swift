@@ -20,6 +20,11 @@ public enum DNSQueryPresentation {
         let server = TerminalText.line(f.serverAddress)
         let asked = f.dnsAskedAddress.map(TerminalText.line) ?? server
         switch f.dnsServerAsked {
+        case .tunnelAddress? where f.serverAddress == f.dnsAskedAddress:
+            // Over TCP the row's server is the address the program connected to (tv's own); tv
+            // passed the connection on to this host's resolver.
+            return "the program asked tv's DNS address in the tunnel (\(asked)), the system resolver under tv exec; "
+                + "tv passed the connection on to this host's resolver"
         case .tunnelAddress?:
             return "the program asked tv's DNS address in the tunnel (\(asked)), the system resolver under tv exec; "
                 + "tv asked this host's resolver, the server above"

@@ -27,6 +27,9 @@ struct DNSQueryPresentationTests {
     func resolverSentences() {
         #expect(resolverLine(query(.tunnelAddress, address: "10.77.0.53"))
                 == "  resolver     the program asked tv's DNS address in the tunnel (10.77.0.53), the system resolver under tv exec; tv asked this host's resolver, the server above")
+        // Over TCP the row's server is tv's address the program connected to: no "server above".
+        #expect(resolverLine(query(.tunnelAddress, address: "10.77.0.53", server: "10.77.0.53"))
+                == "  resolver     the program asked tv's DNS address in the tunnel (10.77.0.53), the system resolver under tv exec; tv passed the connection on to this host's resolver")
         #expect(resolverLine(query(.direct, address: "10.241.0.2"))
                 == "  resolver     the program asked 10.241.0.2 directly, not the system resolver")
         #expect(resolverLine(query(.systemResolver, address: "10.241.0.2"))

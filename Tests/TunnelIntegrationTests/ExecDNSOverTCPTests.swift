@@ -61,7 +61,7 @@ final class ExecDNSOverTCPTests {
         #expect(detail.out.contains("  resolver     the program asked 10.203.0.2 directly, not the system resolver"), "\(detail)")
         let viaDetail = tv(["flow", String(try #require(viaTV["id"] as? Int))])
         #expect(viaDetail.out.contains("  resolver     the program asked tv's DNS address in the tunnel (10.77.0.53), the system resolver under tv exec; "
-                                       + "tv asked this host's resolver, the server above"), "\(viaDetail)")
+                                       + "tv passed the connection on to this host's resolver"), "\(viaDetail)")
         let list = tv(["flows", "--host", "other.test"])
         #expect(list.out.contains("tcp :53 A · direct") && list.out.contains("udp :53 A · direct"), "\(list)")
     }
