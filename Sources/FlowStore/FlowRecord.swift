@@ -67,9 +67,19 @@ public struct FlowRecord: Sendable, Equatable {
     public var certificateNotAfter: Int64?
     /// SHA-256 of the server certificate's DER, lowercase hex (64 characters).
     public var certificateSHA256: String?
-    /// The other live names the server address had when `host` was inferred from DNS
-    /// (`HostOrigin.dns`): the connection could belong to any of them. Empty otherwise.
+    /// The flow's other names, as `otherHostsOrigin` says (`FlowFacts.otherHosts`): the other
+    /// live names of an address `host` was inferred for, the names lookups gave the address of a
+    /// connection that announced its own, or a proxy request's host. Empty when none.
     public var otherHosts: [String] = []
+    /// Where `otherHosts` came from; nil when nothing gave other names, and in rows written
+    /// before it was kept (`tv flow` then reads them by `hostOrigin`, as before).
+    public var otherHostsOrigin: OtherHostsOrigin?
+    /// A DNS query flow: its question's QTYPE (1 A, 28 AAAA); nil otherwise.
+    public var dnsQuestionType: Int?
+    /// A DNS query flow seen by the tunnel: which server its program asked; nil when not known.
+    public var dnsServerAsked: DNSServerAsked?
+    /// The address the program sent its query to (with `dnsServerAsked`).
+    public var dnsAskedAddress: String?
     /// `host` is the server_name of a ClientHello that carried an `encrypted_client_hello`
     /// extension: the outer (public) name of an ECH handshake, unless the extension was GREASE.
     public var hostIsECHPublicName = false

@@ -13,6 +13,7 @@ enum FlowRecordColumns {
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
         "packets_up", "packets_down", "client_tls_version",
         "other_hosts", "ech_public_name", "chain", "cert_verified", "cert_problem",
+        "dns_type", "dns_asked", "dns_asked_address", "other_hosts_origin",
     ]
 
     /// The names a row read by `record` holds (`names`, then the program's), with their positions.
@@ -77,6 +78,8 @@ enum FlowRecordColumns {
             .text(TextList.encode(flow.otherHosts)), .integer(flow.hostIsECHPublicName ? 1 : 0),
             .text(flow.certificateChain.joined(separator: " ")),
             .integerOrNull(flow.certificateVerified.map { $0 ? 1 : 0 }), .textOrNull(flow.certificateProblem),
+            .integerOrNull(flow.dnsQuestionType.map(Int64.init)), .textOrNull(flow.dnsServerAsked?.rawValue),
+            .textOrNull(flow.dnsAskedAddress), .textOrNull(flow.otherHostsOrigin?.rawValue),
             .integer(writer),
         ]
     }
@@ -125,23 +128,27 @@ enum FlowRecordColumns {
         texts.set(words: flow.certificateChain, at: 33)
         try statement.bind(optionalInteger: flow.certificateVerified.map { $0 ? 1 : 0 }, at: 34)
         texts.set(flow.certificateProblem, at: 35)
-        try statement.bind(integer: writer, at: 36)
+        try statement.bind(optionalInteger: flow.dnsQuestionType.map(Int64.init), at: 36)
+        texts.set(flow.dnsServerAsked?.rawValue, at: 37)
+        texts.set(flow.dnsAskedAddress, at: 38)
+        texts.set(flow.otherHostsOrigin?.rawValue, at: 39)
+        try statement.bind(integer: writer, at: 40)
         switch program {
         case .known(let p)?:
-            try statement.bind(integer: Int64(p.pid), at: 37)
-            texts.set(p.command, at: 38)
-            texts.set(p.executable, at: 39)
-            try statement.bind(integer: Int64(p.uid), at: 40)
-            texts.set(p.user, at: 41)
-            texts.set(nil, at: 42)
+            try statement.bind(integer: Int64(p.pid), at: 41)
+            texts.set(p.command, at: 42)
+            texts.set(p.executable, at: 43)
+            try statement.bind(integer: Int64(p.uid), at: 44)
+            texts.set(p.user, at: 45)
+            texts.set(nil, at: 46)
         case .notKnown(let reason)?:
-            for index: Int32 in 37...40 { try statement.bind(optionalInteger: nil, at: index) }
-            texts.set(nil, at: 41)
-            texts.set(reason.rawValue, at: 42)
+            for index: Int32 in 41...44 { try statement.bind(optionalInteger: nil, at: index) }
+            texts.set(nil, at: 45)
+            texts.set(reason.rawValue, at: 46)
         case nil:
             break
         }
-        try statement.bind(optionalInteger: auditSession, at: program == nil ? 37 : 43)
+        try statement.bind(optionalInteger: auditSession, at: program == nil ? 41 : 47)
         _ = try texts.stepRebindingEveryText(statement)
     }
 
@@ -199,6 +206,10 @@ enum FlowRecordColumns {
         record.certificateChain = try r.text("chain").split(separator: " ").map(String.init)
         record.certificateVerified = try r.optionalInteger("cert_verified", in: 0...1).map { $0 == 1 }
         record.certificateProblem = try r.optionalText("cert_problem")
+        record.dnsQuestionType = try r.optionalInteger("dns_type", in: 0...65_535).map(Int.init)
+        record.dnsServerAsked = try r.optionalKnown(DNSServerAsked.self, "dns_asked")
+        record.dnsAskedAddress = try r.optionalText("dns_asked_address")
+        record.otherHostsOrigin = try r.optionalKnown(OtherHostsOrigin.self, "other_hosts_origin")
         return record
     }
 }

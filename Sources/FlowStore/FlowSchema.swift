@@ -710,6 +710,18 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN cert_verified INTEGER;   -- 1 verified, 0 not
         ALTER TABLE flows ADD COLUMN cert_problem TEXT;       -- why not (UpstreamCertificateProblem.cause)
         """,
+        // 29 (session 41): a DNS query's QTYPE and which server its program asked (tv's DNS
+        // address, the system resolver, or one of its own: `DNSServerAsked`, with the address it
+        // asked), so a program with a hard-coded resolver is told apart (a trial's rows were
+        // alike); and where `other_hosts` came from (`OtherHostsOrigin`): a connection that
+        // announced a name keeps the names lookups gave its address. Rows written before have
+        // NULL in each (`tv flow` then reads them as before).
+        """
+        ALTER TABLE flows ADD COLUMN dns_type INTEGER;            -- QTYPE of a DNS query flow's question
+        ALTER TABLE flows ADD COLUMN dns_asked TEXT;              -- DNSServerAsked's raw value
+        ALTER TABLE flows ADD COLUMN dns_asked_address TEXT;      -- the address the program sent its query to
+        ALTER TABLE flows ADD COLUMN other_hosts_origin TEXT;     -- OtherHostsOrigin's raw value
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

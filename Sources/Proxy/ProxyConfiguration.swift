@@ -98,6 +98,9 @@ public struct ProxyConfiguration: Sendable {
     public var flowIDs = FlowIDSequence(first: 1)
     /// Receives flow facts; nil = facts are not reported.
     public var flowSink: (any FlowSink)?
+    /// Where responses read from DNS over TCP go (the TUN front-end's live names); nil: they
+    /// name nothing beyond their own flow.
+    public var dnsAnswers: (any DNSAnswerSink)?
     /// Remembers clients that pin, or lack tv's root, per host and port (`PinKey`).
     public var pinningMemory: any PinningMemory = InMemoryPinningMemory()
     /// Receives plaintext chunks when it says it is recording.

@@ -37,6 +37,8 @@ public final class ExecSession {
     private let wiring: SessionWiring
     private let proxy: ProxyServer
     private let names: HostNameRecorder
+    /// DNS-over-TCP responses the relays read, for the engine's names (`TCPDNSAnswers`).
+    private let tcpDNSAnswers = TCPDNSAnswers()
     /// The banner facts: whether TLS is inspected and why.
     public let inspecting: Bool
     public let inspectionNote: String
@@ -67,6 +69,7 @@ public final class ExecSession {
         wiring = try SessionWiring(home: home, options: options.proxy, environment: environment, now: now, peersAreServers: true, say: say)
         var config = wiring.configuration
         config.listens = false
+        config.dnsAnswers = tcpDNSAnswers
         proxy = ProxyServer(configuration: config)
         do { try proxy.start() } catch {
             wiring.close()
@@ -190,6 +193,7 @@ public final class ExecSession {
         engineConfig.resolvers = resolvers
         engineConfig.servesDNSAddress = true
         engineConfig.endsWithCommand = true
+        engineConfig.tcpDNSAnswers = tcpDNSAnswers
         let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
                                   sink: wiring.configuration.flowSink, dnsObserver: names.observer, recorder: capture.recorder)
         try engine.start()

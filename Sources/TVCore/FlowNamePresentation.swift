@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 import TVHome
 
 /// Who a flow was, and how that is known (the seed's Flow Inspector): the origin of its name in
@@ -17,7 +18,10 @@ public enum FlowNamePresentation {
         case .reverse: return "the reverse-proxy target"
         case .httpHost: return "from the request's Host header: the connection reached tv with no name of its own"
         case .dns: return "inferred from DNS: a lookup gave this name for \(TerminalText.line(f.serverAddress)); the connection announced none"
-        case .dnsQuestion: return "the name this DNS query asked about"
+        case .dnsQuestion:
+            // With its QTYPE where the row has it (UDP and TCP queries alike).
+            return DNSQueryPresentation.questionType(f).map { "the name this DNS query asked about, for its \($0) records" }
+                ?? "the name this DNS query asked about"
         case .none:
             // Only the tunnel carries DNS; an unnamed TCP flow may have come through a proxy mode,
             // and the row does not say which front end it came through (a trial read the old
@@ -32,24 +36,36 @@ public enum FlowNamePresentation {
     /// outer name of an ECH ClientHello. Empty for most flows.
     public static func notes(_ f: FlowRecord) -> [String] {
         var out: [String] = []
-        if f.hostOrigin == .dns, !f.otherHosts.isEmpty {
-            let names = f.otherHosts.map(TerminalText.line).joined(separator: ", ")
-            out.append("  other names  \(TerminalText.line(f.serverAddress)) also had the live name\(f.otherHosts.count == 1 ? "" : "s") \(names): "
+        let names = f.otherHosts.map(TerminalText.line).joined(separator: ", ")
+        let address = TerminalText.line(f.serverAddress)
+        // Where the other names came from: the row says (`OtherHostsOrigin`); a row written
+        // before it did is read by its name's origin, as then.
+        let origin = f.otherHostsOrigin ?? (f.hostOrigin == .dns ? .lookups : f.hostOrigin == .sni || f.hostOrigin == .quic ? .proxyRequest : nil)
+        switch origin {
+        case .lookups? where f.hostOrigin == .dns && !f.otherHosts.isEmpty:
+            out.append("  other names  \(address) also had the live name\(f.otherHosts.count == 1 ? "" : "s") \(names): "
                        + "the connection could belong to any of them")
+        case .lookups? where !f.otherHosts.isEmpty:
+            out.append("  other names  \(address) was also looked up as \(names)")
+        case .lookupsNotAnnounced?:
+            // A fact, not a verdict: a CDN's address is looked up under many names (a trial's
+            // lookup of one name and a Host and SNI of another kept no trace of the lookup).
+            out.append("  looked up    \(address) was looked up as \(names); the connection announced "
+                       + "\(TerminalText.line(f.host ?? "")) (an address many names share, as a CDN's is, does this too)")
+        case .proxyRequest?:
+            if let asked = f.otherHosts.first {
+                // A proxy request for one host whose TLS named another (`FlowFacts.note(_: ClientHello)`).
+                out.append("  asked for    the proxy request named \(TerminalText.line(asked)), the ClientHello another: "
+                           + "the server reached was the request's, the name is the one the TLS asked for (domain fronting looks so)")
+            }
+        default:
+            break
         }
-        if f.hostOrigin == .sni || f.hostOrigin == .quic, let asked = f.otherHosts.first {
-            // A proxy request for one host whose TLS named another (`FlowFacts.note(_: ClientHello)`).
-            out.append("  asked for    the proxy request named \(TerminalText.line(asked)), the ClientHello another: "
-                       + "the server reached was the request's, the name is the one the TLS asked for (domain fronting looks so)")
-        }
-        if f.hostOrigin == .dnsQuestion {
-            // The program's packets go to the tunnel's DNS address; tv asks this host's resolver
-            // (`DNSAddressRoute`), which is the server the row names (a trial compared the two).
-            // With --mode tun the program addresses its resolver itself, and a query may get no
-            // answer: said so (the line read as tv exec's for every query: a tun trial).
-            out.append("  resolver     the server above is the resolver tv asked: under tv exec the program asked tv's DNS address "
-                       + "in the tunnel (its packets show that address) and tv asked this host's resolver; under --mode tun, "
-                       + "the one the program addressed")
+        if let resolver = DNSQueryPresentation.resolver(f) {
+            // Rendered from the server the program asked (`DNSServerAsked`): tv's DNS address (tv
+            // asked this host's resolver, the server the row names), the system resolver, or one
+            // of its own choosing.
+            out.append("  resolver     " + resolver)
         }
         if f.hostIsECHPublicName {
             out.append("  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
@@ -62,6 +78,7 @@ public enum FlowNamePresentation {
     /// (`tcp :80 · 203.0.113.100`), since its name is the address's, not the connection's own.
     public static func service(_ f: FlowRecord) -> String {
         let service = FlowListPresentation.protocolAndPort(f)
+        if let dns = DNSQueryPresentation.cell(f) { return service + " " + dns }
         guard f.hostOrigin == .dns, !f.serverAddress.isEmpty else { return service }
         return service + " · " + TerminalText.line(f.serverAddress)
     }

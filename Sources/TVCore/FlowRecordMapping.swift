@@ -30,6 +30,10 @@ public enum FlowRecordMapping {
         r.clientVersions = f.offeredVersions.map(\.description)
         r.clientALPN = f.offeredALPN
         r.otherHosts = f.otherHosts
+        r.otherHostsOrigin = f.otherHostsOrigin
+        r.dnsQuestionType = f.dnsQuestionType.map(Int.init)
+        r.dnsServerAsked = f.dnsServerAsked
+        r.dnsAskedAddress = f.dnsAskedAddress
         r.hostIsECHPublicName = f.hostIsECHPublicName
         switch f.versionSource {
         case .serverHello?: r.chosenVersionSource = "server_hello"

@@ -144,8 +144,10 @@ final class HostTunnel: Sendable {
 
     /// - Parameter recorder: the packet capture (nil: none).
     /// - Parameter dataFolder: the session's, named to a second session this one refuses.
+    /// - Parameter tcpDNSAnswers: the responses the proxy's relays read from DNS over TCP
+    ///   (`ProxyConfiguration.dnsAnswers`), for the engine's names.
     init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, recorder: (any PacketRecorder)?, dataFolder: String,
-         say: @escaping @Sendable (String) -> Void) throws {
+         tcpDNSAnswers: TCPDNSAnswers? = nil, say: @escaping @Sendable (String) -> Void) throws {
         let missing = Privileges.missing([Privileges.netAdmin])
         guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
         var plan = options.plan
@@ -234,6 +236,10 @@ final class HostTunnel: Sendable {
         engineConfig.mark = options.mark
         engineConfig.servesDNSAddress = false
         engineConfig.refusesTunnelNetwork = true
+        engineConfig.tcpDNSAnswers = tcpDNSAnswers
+        // The resolvers resolv.conf names: a query to one is the system resolver's, any other
+        // server was asked directly (`DNSServerAsked`); with servesDNSAddress off nothing is routed by them.
+        engineConfig.resolvers = ResolvConf.nameservers()
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
         let addresses = plan, declared = options.serverPorts

@@ -8,6 +8,7 @@ import FlowTerms
 import Settings
 import SetupActions
 import Synchronization
+import Tunnel
 import TVHome
 
 /// A live `tv run` session: the proxy, the flow database, pinned hosts, the control socket and
@@ -140,9 +141,12 @@ public final class Session: Sendable {
         try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home))
         wiring = try SessionWiring(home: home, options: options, environment: environment, now: now, say: say)
         var config = wiring.configuration
+        // The TUN's names from DNS over TCP: the relays read the responses, the engine learns them.
+        let tcpDNSAnswers = options.mode == .tun ? TCPDNSAnswers() : nil
         if options.mode == .tun {
             config.listens = false
             config.upstreamMark = options.tun.mark
+            config.dnsAnswers = tcpDNSAnswers
         }
         if options.mode == .transparent {
             // Our own upstream sockets carry the mark the printed OUTPUT-chain rule skips; best
@@ -170,7 +174,8 @@ public final class Session: Sendable {
             if let notice = capture.notice { say(notice) }
             wiring.captureSecrets.attach(capture.writer)
             do {
-                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, recorder: capture.recorder, dataFolder: home.path, say: say)
+                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, recorder: capture.recorder, dataFolder: home.path,
+                                        tcpDNSAnswers: tcpDNSAnswers, say: say)
             } catch {
                 capture.stop()
                 proxy.stop()

@@ -46,6 +46,12 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
             if n("dnsStrayAnswers") > 0 { dns += "; \(plural(n("dnsStrayAnswers"), "datagram", "datagrams")) from a resolver answered no question asked and named nothing" }
             parts.append(dns + ")")
         }
+        if n("dnsTCPAnswers") > 0 || n("dnsTCPAnswersDropped") > 0 {
+            // Responses the relays read from DNS over TCP (`TCPDNSAnswers`), named from as UDP ones.
+            var tcpDNS = plural(n("dnsTCPAnswers"), "DNS answer", "DNS answers") + " over TCP read for names"
+            if n("dnsTCPAnswersDropped") > 0 { tcpDNS += " (\(count(n("dnsTCPAnswersDropped"))) more dropped: too many waited)" }
+            parts.append(tcpDNS)
+        }
         if n("fragmentsReassembled") > 0 { parts.append(plural(n("fragmentsReassembled"), "datagram reassembled", "datagrams reassembled")) }
         if n("pathMTUSignals") > 0 { parts.append(plural(n("pathMTUSignals"), "path-MTU signal", "path-MTU signals")) }
         if n("portUnreachableSignals") > 0 { parts.append(plural(n("portUnreachableSignals"), "port-unreachable signal", "port-unreachable signals")) }

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// Where the engine sends what a program addressed to `remote`: the tunnel's DNS address
 /// (`TunnelAddressPlan.dns4`/`dns6`, port 53, which `tv exec`'s resolv.conf names) stands for
 /// the host's resolvers, over UDP and over TCP alike (RFC 7766 §5: a client retries a
@@ -29,5 +31,27 @@ public enum DNSAddressRoute: Sendable, Equatable {
             return
         }
         self = .resolver(PacketEndpoint(resolvers[((rotation % resolvers.count) + resolvers.count) % resolvers.count]))
+    }
+}
+
+extension DNSServerAsked {
+    /// Which server a program asked by sending to `remote` (port 53; nil for any other port):
+    /// tv's DNS address (tv asks this host's resolver, or answers itself when there is none),
+    /// or a server of the program's own choosing (a trial's `dig @server` read like `dig`).
+    /// Where tv serves a DNS address (`tv exec`), that address is the system resolver (the
+    /// namespace's resolv.conf names it), so any other server was asked directly, this host's
+    /// own resolver too (the trial's was); elsewhere (`--mode tun`) a resolver this host's
+    /// resolv.conf names (`TunnelEngineConfiguration.resolvers`) is the system's.
+    public init?(remote: PacketEndpoint, configuration: TunnelEngineConfiguration) {
+        guard remote.port == 53 else { return nil }
+        let plan = configuration.plan
+        if configuration.servesDNSAddress {
+            let toTV = remote.address == plan.dns4 || remote.address == plan.dns6
+            self = !toTV ? .direct : configuration.resolvers.isEmpty ? .tunnelAddressNoResolver : .tunnelAddress
+        } else if configuration.resolvers.contains(where: { PacketEndpoint($0).address == remote.address }) {
+            self = .systemResolver
+        } else {
+            self = .direct
+        }
     }
 }

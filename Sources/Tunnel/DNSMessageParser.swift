@@ -1,3 +1,5 @@
+import Wire
+
 /// Reads a DNS message from a UDP payload (RFC 1035 §4.1, name compression §4.1.4).
 ///
 /// Strict where a lie would matter: counts past the end, names past 255 bytes or with labels past
@@ -66,40 +68,10 @@ public enum DNSMessageParser {
         return message
     }
 
-    /// Reads a possibly compressed name at `offset`, advancing it past the name's bytes in place.
+    /// Reads a possibly compressed name at `offset`, advancing it past the name's bytes in place
+    /// (Wire's `DNSName`, the one reader of names).
     static func readName(_ b: UnsafeRawBufferPointer, _ offset: inout Int) throws -> String {
-        var labels: [String] = []
-        var cursor = offset
-        var jumped = false
-        var wireLength = 0
-        var jumps = 0
-        while true {
-            guard cursor < b.count else { throw Failure(reason: "a name runs past the end") }
-            let length = Int(b[cursor])
-            switch length & 0xc0 {
-            case 0xc0:
-                guard cursor + 1 < b.count else { throw Failure(reason: "a compression pointer runs past the end") }
-                let target = (length & 0x3f) << 8 | Int(b[cursor + 1])
-                // Pointers must go backwards (to an earlier occurrence), which also rules out loops.
-                guard target < cursor, jumps < 64 else { throw Failure(reason: "a compression pointer points forward or loops") }
-                jumps += 1
-                if !jumped { offset = cursor + 2; jumped = true }
-                cursor = target
-            case 0x00:
-                if length == 0 {
-                    if !jumped { offset = cursor + 1 }
-                    return labels.joined(separator: ".")
-                }
-                guard cursor + 1 + length <= b.count else { throw Failure(reason: "a label runs past the end") }
-                wireLength += length + 1
-                guard wireLength <= 255 else { throw Failure(reason: "a name is longer than 255 bytes") }
-                let label = String(decoding: UnsafeRawBufferPointer(rebasing: b[(cursor + 1)..<(cursor + 1 + length)]), as: UTF8.self)
-                labels.append(label.lowercased())
-                cursor += 1 + length
-            default:
-                throw Failure(reason: "a label type \(length >> 6) is not defined")
-            }
-        }
+        do { return try DNSName.read(b, &offset) } catch { throw Failure(reason: error.reason) }
     }
 
     /// A SERVFAIL answer to `query` (its header and question echoed, RA set, no records), for

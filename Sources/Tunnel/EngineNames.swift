@@ -1,3 +1,4 @@
+import Wire
 import Proxy
 import FlowTerms
 
@@ -23,9 +24,28 @@ extension EngineLoop {
         dnsObserver?(names, wallMicros)
     }
 
-    /// The live names of `address`, the one to show first at the head.
+    /// The live names of `address`, the one to show first at the head. DNS-over-TCP responses
+    /// waiting from the relays are taken in first, so none read before this flow began is missed.
     func namesFromDNS(for address: PacketAddress) -> [String] {
-        liveNames.names(for: address, now: now)
+        learnTCPAnswers()
+        return liveNames.names(for: address, now: now)
+    }
+
+    /// The DNS-over-TCP responses the relays read (`TCPDNSAnswers`): each names what it answers,
+    /// as a UDP answer does (`DNSAnswerMatch` against its query's question, then the question's
+    /// CNAME chain). One atomic load when none waits.
+    func learnTCPAnswers() {
+        guard let waiting = configuration.tcpDNSAnswers, waiting.hasWaiting else { return }
+        let wall = EngineClock.wallMicros()
+        for answer in waiting.drain() {
+            let asked = DNSQuestion(name: answer.asked.name, type: answer.asked.type, recordClass: answer.asked.recordClass)
+            switch DNSAnswerMatch.judge(DNSMessageParser.parse(answer.message), asked: asked) {
+            case .answers(let message): learnNames(from: message, answering: asked, wallMicros: wall)
+            case .doesNotAnswer: counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
+            case .unreadable: counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
+            case .unchecked: break
+            }
+        }
     }
 
     /// Names `facts` after the live names of `address` when it has no name of its own. Not
@@ -37,8 +57,17 @@ extension EngineLoop {
         _ = facts.nameFromDNS(namesFromDNS(for: address))
     }
 
+    /// Which server the program asked (`DNSServerAsked`), and its address, on a DNS flow's facts.
+    func noteServerAsked(_ facts: inout FlowFacts, _ remote: PacketEndpoint) {
+        guard let asked = DNSServerAsked(remote: remote, configuration: configuration) else { return }
+        facts.dnsServerAsked = asked
+        facts.dnsAskedAddress = remote.address.description
+    }
+
     /// Housekeeping: expired names out (every `nameSweepNanos`), the gauges set.
     func sweepNames() {
+        learnTCPAnswers()
+        if let tcp = configuration.tcpDNSAnswers { counters.noteTCPDNS(tcp) }
         if now &- lastNameSweep >= Self.nameSweepNanos {
             liveNames.expire(now: now)
             lastNameSweep = now

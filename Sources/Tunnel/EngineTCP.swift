@@ -241,6 +241,7 @@ extension EngineLoop {
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
         nameFromDNS(&facts, address: entry.remote.address)
+        noteServerAsked(&facts, entry.remote)
         return facts
     }
 
@@ -269,7 +270,8 @@ extension EngineLoop {
         // Named after the address's live DNS names unless the connection announces its own (SNI).
         let names = namesFromDNS(for: entry.remote.address)
         let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none,
-                                              inferredNames: names)
+                                              inferredNames: names,
+                                              dnsServerAsked: DNSServerAsked(remote: entry.remote, configuration: configuration))
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
         if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
                        clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID, flowAnnounced: upstream.announced) {

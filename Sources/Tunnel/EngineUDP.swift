@@ -61,6 +61,14 @@ extension EngineLoop {
                 counters.dnsQueries.wrappingAdd(1, ordering: .relaxed)
                 counters.dnsQueriesUnsent.wrappingAdd(1, ordering: .relaxed)
                 counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
+                // The datagrams the program and tv exchanged, as its row counts them (the exit
+                // summary read "0 datagrams up, 0 down" over rows of one each way: a trial).
+                counters.udpDatagramsUp.wrappingAdd(1, ordering: .relaxed)
+                counters.udpBytesUp.wrappingAdd(UInt64(payload.count), ordering: .relaxed)
+                if let answered {
+                    counters.udpDatagramsDown.wrappingAdd(1, ordering: .relaxed)
+                    counters.udpBytesDown.wrappingAdd(UInt64(answered), ordering: .relaxed)
+                }
                 return
             }
         }
@@ -227,6 +235,8 @@ extension EngineLoop {
             facts.host = question.name
             facts.hostOrigin = .dnsQuestion
         }
+        facts.dnsQuestionType = question?.type
+        noteServerAsked(&facts, flow.key.remote)
         facts.bytesFromClient = UInt64(payload.count)
         facts.packetsFromClient = 1
         facts.packetsFromServer = 0

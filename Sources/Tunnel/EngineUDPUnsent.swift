@@ -21,7 +21,9 @@ extension EngineLoop {
            let question = message.questions.first, !question.name.isEmpty {
             facts.host = question.name
             facts.hostOrigin = .dnsQuestion
+            facts.dnsQuestionType = question.type
         }
+        noteServerAsked(&facts, key.remote)
         facts.bytesFromServer = UInt64(answerBytes ?? 0)
         facts.packetsFromServer = answerBytes == nil ? 0 : 1
         facts.fail(.unreachable(target: resolver.map { $0.endpoint.description } ?? "a resolver", why,

@@ -16,6 +16,23 @@ extension TunnelCounters {
             "quicReadRestarts": quicReadRestarts.load(ordering: .relaxed),
             "quicReadsSkipped": quicReadsSkipped.load(ordering: .relaxed),
             "quicReading": UInt64(max(0, quicReading.load(ordering: .relaxed))),
+            "dnsTCPAnswers": dnsTCPAnswers.load(ordering: .relaxed),
+            "dnsTCPAnswersDropped": dnsTCPAnswersDropped.load(ordering: .relaxed),
+            "dnsTCPStrayResponses": dnsTCPStrayResponses.load(ordering: .relaxed),
+            "dnsTCPQueriesNotTracked": dnsTCPQueriesNotTracked.load(ordering: .relaxed),
+            "dnsTCPBytesNotRead": dnsTCPBytesNotRead.load(ordering: .relaxed),
+            "dnsTCPStreamsNotDNS": dnsTCPStreamsNotDNS.load(ordering: .relaxed),
         ]
+    }
+
+    /// The DNS-over-TCP counts (`TCPDNSAnswers`, kept where the relays write them), copied at
+    /// housekeeping.
+    func noteTCPDNS(_ tcp: TCPDNSAnswers) {
+        dnsTCPAnswers.store(tcp.taken.load(ordering: .relaxed), ordering: .relaxed)
+        dnsTCPAnswersDropped.store(tcp.dropped.load(ordering: .relaxed), ordering: .relaxed)
+        dnsTCPStrayResponses.store(tcp.strayResponses.load(ordering: .relaxed), ordering: .relaxed)
+        dnsTCPQueriesNotTracked.store(tcp.queriesNotTracked.load(ordering: .relaxed), ordering: .relaxed)
+        dnsTCPBytesNotRead.store(tcp.bytesNotRead.load(ordering: .relaxed), ordering: .relaxed)
+        dnsTCPStreamsNotDNS.store(tcp.streamsNotDNS.load(ordering: .relaxed), ordering: .relaxed)
     }
 }

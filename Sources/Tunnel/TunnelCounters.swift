@@ -71,6 +71,16 @@ public final class TunnelCounters: Sendable {
     public let dnsAnswersWithoutAddresses = Atomic<UInt64>(0)
     public let dnsAnswersUnreadable = Atomic<UInt64>(0)
     public let liveNamesEvicted = Atomic<UInt64>(0)
+    /// DNS over TCP (`TCPDNSAnswers`): responses the relays handed on, and dropped because too
+    /// many waited; responses no query on their connection asked; queries not tracked (too many
+    /// waited on one connection); bytes not read (after a message that was not DNS, or cut by
+    /// the connection's end); connections to port 53 that did not speak DNS.
+    public let dnsTCPAnswers = Atomic<UInt64>(0)
+    public let dnsTCPAnswersDropped = Atomic<UInt64>(0)
+    public let dnsTCPStrayResponses = Atomic<UInt64>(0)
+    public let dnsTCPQueriesNotTracked = Atomic<UInt64>(0)
+    public let dnsTCPBytesNotRead = Atomic<UInt64>(0)
+    public let dnsTCPStreamsNotDNS = Atomic<UInt64>(0)
     /// Names from QUIC (`QUICNameReader`): connections whose ClientHello named a host, those whose
     /// ClientHello named none, those whose handshake could not be read to the end; and the
     /// Initial packets behind them: opened, not opened (no key fitted, cut short), reads started

@@ -29,6 +29,9 @@ public struct TunnelEngineConfiguration: Sendable {
     /// Whether the engine stops because a command ended (`tv exec`), not because tv was
     /// stopped (`--mode tun`): a connect still going then says so (`.stillConnecting`).
     public var endsWithCommand = false
+    /// Responses the proxy's relays read from DNS over TCP (`ProxyConfiguration.dnsAnswers`, the
+    /// same object), whose names the engine learns as it does UDP answers'; nil: none.
+    public var tcpDNSAnswers: TCPDNSAnswers?
     /// Seconds for an upstream TCP connect before the app gets a reset.
     public var connectTimeout: Double = 10
     /// Seconds without a datagram before a UDP flow is closed.
@@ -142,6 +145,8 @@ public final class TunnelEngine: Sendable {
         guard started.withLock({ s -> Bool in let was = s; s = false; return was }) else { return }
         inbox.post { $0.stop() }
         finished.wait()
+        // The relays' DNS-over-TCP counts as they are at the end (housekeeping copies them).
+        if let tcp = configuration.tcpDNSAnswers { counters.noteTCPDNS(tcp) }
     }
 
     /// Why the engine stopped on its own (e.g. "the TUN device went away"), or nil.

@@ -840,12 +840,20 @@ async function inspector(id) {
         ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
         ["Program", f.program && f.program.command ? programName(f.program) + (f.program.pid ? " (pid " + f.program.pid + (f.program.executable ? ", " + f.program.executable : "") + ")" : "") : (f.program && f.program.said) || "not known"]]),
   ];
-  // A name from the TLS beside another the proxy request named (domain fronting's shape), or an
-  // inferred name's address with other live names.
+  // Other names, as the row says where they came from (otherHostsOrigin; a row written before
+  // it was kept, by the name's origin): a name from the TLS beside another the proxy request
+  // named (domain fronting's shape), an inferred name's address with other live names, or the
+  // names lookups gave the address of a connection that announced its own (`tv flow` says the same).
   if (f.otherHosts && f.otherHosts.length) {
-    parts.push(h("p", { class: "muted" }, f.hostOrigin === "sni" || f.hostOrigin === "quic"
-      ? "The proxy request named " + f.otherHosts.join(", ") + "; the ClientHello named this one."
-      : "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+    const names = f.otherHosts.join(", ");
+    const origin = f.otherHostsOrigin || (f.hostOrigin === "sni" || f.hostOrigin === "quic" ? "proxy_request" : "lookups");
+    parts.push(h("p", { class: "muted" }, origin === "proxy_request"
+      ? "The proxy request named " + names + "; the ClientHello named this one."
+      : origin === "lookups_not_announced"
+        ? "This address was looked up as " + names + "; the connection announced " + (f.host || "another name") + " (an address many names share, as a CDN's is, does this too)."
+        : f.hostOrigin === "dns"
+          ? "Its address also had the names " + names + "; it could belong to any of them."
+          : "Its address was also looked up as " + names + "."));
   }
   if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
     parts.push(h("h2", {}, "How it was encrypted"), dl([

@@ -8,11 +8,11 @@ import FlowTerms
 @Suite struct FlowWriterUpsertTests {
     static let s: Int64 = 1_000_000
 
-    @Test("the upsert: OR FAIL (no statement journal for a rewrite), 37 parameters (43 with the program's columns), the audit session last")
+    @Test("the upsert: OR FAIL (no statement journal for a rewrite), 41 parameters (47 with the program's columns), the audit session last")
     func statementShape() {
         #expect(FlowRecordColumns.upsertSQL.hasPrefix("INSERT OR FAIL INTO flows ("))
-        #expect(FlowRecordColumns.upsertSQL.filter { $0 == "?" }.count == 37)
-        #expect(FlowRecordColumns.upsertWithProgramSQL.filter { $0 == "?" }.count == 43)
+        #expect(FlowRecordColumns.upsertSQL.filter { $0 == "?" }.count == 41)
+        #expect(FlowRecordColumns.upsertWithProgramSQL.filter { $0 == "?" }.count == 47)
         #expect(FlowRecordColumns.upsertSQL.contains("audit_session_id) VALUES ("))
         #expect(!FlowRecordColumns.upsertSQL.contains("SELECT"))
     }

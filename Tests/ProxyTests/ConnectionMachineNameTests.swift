@@ -25,16 +25,26 @@ struct ConnectionMachineNameTests {
         #expect(m.facts.host == "www.example" && m.facts.hostOrigin == .dns && m.facts.status == .notEncrypted)
     }
 
-    @Test("the ClientHello's SNI replaces the inferred name and its other names")
+    @Test("the ClientHello's SNI replaces the inferred name; the names looked up stay its other names, said to be not the one announced")
     func announcedWins() {
         var m = Self.tunnelMachine(["www.example", "edge.cdn.example"])
+        #expect(m.facts.otherHostsOrigin == .lookups)
         _ = ConnectionMachineTests.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
-        #expect(m.facts.host == "a.test" && m.facts.hostOrigin == .sni && m.facts.otherHosts.isEmpty && !m.facts.hostIsECHPublicName)
+        #expect(m.facts.host == "a.test" && m.facts.hostOrigin == .sni && !m.facts.hostIsECHPublicName)
+        // A trial's lookup of alias-a and SNI of www.bank.example kept no trace of the lookup.
+        #expect(m.facts.otherHosts == ["www.example", "edge.cdn.example"] && m.facts.otherHostsOrigin == .lookupsNotAnnounced)
+    }
+
+    @Test("an SNI that is one of the names looked up: the others stay, and it is said to be among them")
+    func announcedLookedUp() {
+        var m = Self.tunnelMachine(["edge.cdn.example", "a.test"])
+        _ = ConnectionMachineTests.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(m.facts.host == "a.test" && m.facts.otherHosts == ["edge.cdn.example"] && m.facts.otherHostsOrigin == .lookups)
     }
 
     @Test("no live name: the flow stays the address")
     func unnamed() {
         let m = Self.tunnelMachine([])
-        #expect(m.facts.host == nil && m.facts.hostOrigin == .none && m.facts.otherHosts.isEmpty)
+        #expect(m.facts.host == nil && m.facts.hostOrigin == .none && m.facts.otherHosts.isEmpty && m.facts.otherHostsOrigin == nil)
     }
 }

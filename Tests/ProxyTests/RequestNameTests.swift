@@ -34,13 +34,21 @@ struct RequestNameTests {
         #expect(m.facts.host == "plain.test")
     }
 
-    @Test("a name inferred from DNS yields to the Host header (announced wins), its other names dropped")
+    @Test("a name inferred from DNS yields to the Host header (announced wins); the other names looked up stay, the Host among them")
     func inferredYields() {
         var m = Self.plainRelay(inferred: ["cdn.test", "www.test"])
         #expect(m.facts.host == "cdn.test" && m.facts.hostOrigin == .dns && m.facts.otherHosts == ["www.test"])
         #expect(m.wantsRequestName)
         #expect(m.requestNamed("www.test") == .updateFlow)
-        #expect(m.facts.host == "www.test" && m.facts.hostOrigin == .httpHost && m.facts.otherHosts.isEmpty)
+        #expect(m.facts.host == "www.test" && m.facts.hostOrigin == .httpHost && m.facts.otherHosts == ["cdn.test"])
+        #expect(m.facts.otherHostsOrigin == .lookups)
+    }
+
+    @Test("a Host header no lookup gave the address: the names looked up stay, and it is said that the announced one is not among them")
+    func hostNotLookedUp() {
+        var m = Self.plainRelay(inferred: ["alias-a.t41.test"])
+        #expect(m.requestNamed("www.bank.example") == .updateFlow)
+        #expect(m.facts.host == "www.bank.example" && m.facts.otherHosts == ["alias-a.t41.test"] && m.facts.otherHostsOrigin == .lookupsNotAnnounced)
     }
 
     @Test("addresses and text that is no host name nothing; a trailing dot and U-labels are normalised")

@@ -31,7 +31,7 @@ struct NamePresentationTests {
         #expect(lines[1] == "  name         www.example (inferred from DNS: a lookup gave this name for 203.0.113.100; the connection announced none)")
         #expect(lines.contains("  other names  203.0.113.100 also had the live names edge.cdn.example, api.example: the connection could belong to any of them"))
         let json = FlowDetailPresentation.json(f).serialized()
-        #expect(json.contains("\"hostOrigin\":\"dns\",\"otherHosts\":[\"edge.cdn.example\",\"api.example\"],\"hostIsECHPublicName\":false"))
+        #expect(json.contains("\"hostOrigin\":\"dns\",\"otherHosts\":[\"edge.cdn.example\",\"api.example\"],\"otherHostsOrigin\":null,\"hostIsECHPublicName\":false"))
         f.otherHosts = ["one.example"]
         #expect(FlowDetailPresentation.lines(f, now: now).contains("  other names  203.0.113.100 also had the live name one.example: the connection could belong to any of them"))
         f.otherHosts = []

@@ -1,3 +1,4 @@
+import FlowTerms
 import Proxy
 import Testing
 @testable import Tunnel
@@ -32,6 +33,26 @@ struct DNSAddressRouteTests {
         #expect(Self.route("10.77.0.54", 53) == .asAddressed)
         #expect(Self.route("192.0.2.1", 53) == .asAddressed)
         #expect(Self.route("10.77.0.53", 53, Self.configuration(serves: false)) == .asAddressed)
+    }
+
+    static func asked(_ address: String, _ port: UInt16 = 53, _ c: TunnelEngineConfiguration = configuration()) -> DNSServerAsked? {
+        DNSServerAsked(remote: PacketEndpoint(PacketAddress(address)!, port), configuration: c)
+    }
+
+    @Test("the server a query's program asked: tv's DNS address (with or without a resolver behind it), or any other server directly under tv exec, the host's resolver too")
+    func serverAsked() {
+        #expect(Self.asked("10.77.0.53") == .tunnelAddress && Self.asked("fd77::53") == .tunnelAddress)
+        #expect(Self.asked("fd77::53", 53, Self.configuration(resolvers: [])) == .tunnelAddressNoResolver)
+        // A trial's `dig @10.241.0.2` asked the host's own resolver, past the namespace's resolv.conf.
+        #expect(Self.asked("127.0.0.53") == .direct && Self.asked("8.8.8.8") == .direct)
+        #expect(Self.asked("10.77.0.53", 853) == nil && Self.asked("8.8.8.8", 5353) == nil)
+    }
+
+    @Test("--mode tun (no DNS address of tv's): a resolver resolv.conf names is the system resolver, any other is asked directly")
+    func serverAskedInTunMode() {
+        let tun = Self.configuration(serves: false)
+        #expect(Self.asked("127.0.0.53", 53, tun) == .systemResolver && Self.asked("::1", 53, tun) == .systemResolver)
+        #expect(Self.asked("8.8.8.8", 53, tun) == .direct && Self.asked("10.77.0.53", 53, tun) == .direct)
     }
 
     @Test("no resolver on the host: refused at once")

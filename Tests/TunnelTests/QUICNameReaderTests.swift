@@ -143,7 +143,9 @@ struct QUICNameReaderTests {
         facts.nameFromDNS(["cdn.example", "other.example"])
         facts.noteQUIC(found)
         #expect(facts.host == "example.com" && facts.hostOrigin == .quic && facts.hostIsECHPublicName)
-        #expect(facts.otherHosts.isEmpty && facts.offeredALPN == ["alpn"] && facts.status == .encrypted)
+        #expect(facts.offeredALPN == ["alpn"] && facts.status == .encrypted)
+        // The names looked up for the address stay beside the announced one (none of them).
+        #expect(facts.otherHosts == ["cdn.example", "other.example"] && facts.otherHostsOrigin == .lookupsNotAnnounced)
         // Without the extension the name is not an outer one.
         var plain = FlowFacts(id: 2, startMicros: 0, client: Endpoint(address: "10.0.0.1", port: 5000))
         plain.noteQUIC(try ClientHello(message: hello))

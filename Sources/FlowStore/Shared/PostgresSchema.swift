@@ -257,6 +257,14 @@ enum PostgresSchema {
         ALTER TABLE flows ADD COLUMN cert_verified BIGINT;
         ALTER TABLE flows ADD COLUMN cert_problem TEXT;
         """,
+        // 10 (session 41): a DNS query's QTYPE and the server its program asked, and where
+        // `other_hosts` came from (SQLite's migration 29).
+        """
+        ALTER TABLE flows ADD COLUMN dns_type BIGINT;
+        ALTER TABLE flows ADD COLUMN dns_asked TEXT;
+        ALTER TABLE flows ADD COLUMN dns_asked_address TEXT;
+        ALTER TABLE flows ADD COLUMN other_hosts_origin TEXT;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

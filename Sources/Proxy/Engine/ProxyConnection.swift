@@ -172,6 +172,8 @@ final class ProxyConnection: LoopHandler {
         case .updateFlow:
             shared.sink?.flowUpdated(machine.facts)
             if !machine.facts.newCertificates.isEmpty { machine.certificatesReported() }
+        case .dnsAnswered(let answers):
+            shared.configuration.dnsAnswers?.take(answers)
         case .peekClient:
             needsPeek = true
         case .consumeClient(let count):
@@ -388,6 +390,7 @@ final class ProxyConnection: LoopHandler {
             loop.counters.countInspection(offered)
         }
         endExchanges()
+        if let counts = machine.finishDNS() { shared.configuration.dnsAnswers?.streamEnded(counts) }
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted {
             shared.recorder?.flowEnded(flow: facts.id, end: ConnectionFailure.streamEnd(status: facts.status, failure: machine.failure ?? machine.relayEndedBy,

@@ -14,7 +14,21 @@ extension FlowFacts {
         host = first
         hostOrigin = .dns
         otherHosts = Array(names.dropFirst())
+        otherHostsOrigin = .lookups
         return true
+    }
+
+    /// The connection announced `announced` (SNI, QUIC, its request's Host) after it was named
+    /// from DNS: the names lookups gave its address stay its other names (so `--host` finds it by
+    /// them), and whether the announced name is among them is kept (`OtherHostsOrigin`): a
+    /// connection to an address looked up as one name that announces another is said so by
+    /// `tv flow` (a trial's lookup of alias-a.test followed by a Host and SNI of
+    /// www.bank.example kept no trace of the lookup). A flow not named from DNS keeps what it has.
+    mutating func keepLookedUpNames(announced: String) {
+        guard hostOrigin == .dns, let inferred = host else { return }
+        let lookedUp = [inferred] + otherHosts
+        otherHosts = lookedUp.filter { $0 != announced }
+        otherHostsOrigin = lookedUp.contains(announced) ? .lookups : .lookupsNotAnnounced
     }
 
     /// Names a flow that reached tv without a name after its request's authority (`Host` header
@@ -28,9 +42,9 @@ extension FlowFacts {
         guard let parsed = try? HostPort.parse(authority: authority, defaultPort: port == 0 ? 80 : port),
               let ascii = try? IDNA.asciiHost(parsed.host) else { return false }
         guard let name = OriginalDestination(host: ascii, port: parsed.port, origin: .connect).hostName else { return false }
+        keepLookedUpNames(announced: name)
         host = name
         hostOrigin = .httpHost
-        otherHosts = []
         return true
     }
 
@@ -41,5 +55,19 @@ extension FlowFacts {
         note(hello)
         status = .encrypted
         if hostOrigin == .sni { hostOrigin = .quic }
+    }
+
+    /// A DNS-over-TCP connection's first query names its flow after its question, as a UDP
+    /// query's names its own (`HostOrigin.dnsQuestion`, with the QTYPE): the query row said "no
+    /// name was seen" (a trial's `dig +tcp`). Later questions on the connection leave it.
+    /// - Returns: whether the facts changed.
+    mutating func noteDNSQuestion(_ question: DNSQuestionEntry) -> Bool {
+        guard dnsQuestionType == nil, !question.name.isEmpty else { return false }
+        host = question.name
+        hostOrigin = .dnsQuestion
+        otherHosts = []
+        otherHostsOrigin = nil
+        dnsQuestionType = question.type
+        return true
     }
 }

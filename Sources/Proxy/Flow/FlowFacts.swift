@@ -160,9 +160,23 @@ public struct FlowFacts: Sendable, Hashable {
     /// rendered from its kind (`ConnectionFailure.clientVersionTooOld`, a note, not a failure);
     /// nil when it was not. The flow keeps it as its reason even if a later error replaces `error`.
     public var notInspectedReason: String?
-    /// When `host` was inferred from DNS (`HostOrigin.dns`): the other live names the server
-    /// address had, most recent first; the connection could belong to any of them.
+    /// Other names of the flow, as `otherHostsOrigin` says: the other live names the server
+    /// address had when `host` was inferred from DNS (most recent first; the connection could
+    /// belong to any of them), the names lookups gave the address when the connection announced
+    /// its own, or the proxy request's host when the ClientHello named another. `--host` finds a
+    /// flow by them.
     public var otherHosts: [String] = []
+    /// Where `otherHosts` came from; nil when nothing gave the flow other names.
+    public var otherHostsOrigin: OtherHostsOrigin?
+    /// A DNS query flow: its (first) question's QTYPE (RFC 1035 §3.2.2, 1 A, 28 AAAA); nil for
+    /// any other flow.
+    public var dnsQuestionType: UInt16?
+    /// A DNS query flow seen by the tunnel: which server the program asked (tv's DNS address, the
+    /// system resolver, or one of its own choosing); nil when not known.
+    public var dnsServerAsked: DNSServerAsked?
+    /// The address the program sent its query to, with `dnsServerAsked` (tv's DNS address in the
+    /// tunnel, or the server it asked directly), numeric.
+    public var dnsAskedAddress: String?
     /// `host` is the server_name of a ClientHello carrying `encrypted_client_hello`: the outer
     /// (public) name of an ECH handshake (or the real one, if the extension was GREASE).
     public var hostIsECHPublicName = false

@@ -14,12 +14,16 @@ public struct OriginalDestination: Sendable, Hashable, CustomStringConvertible {
     /// show first at the head (`LiveHostNames`). The flow is named after them (`HostOrigin.dns`)
     /// unless the connection announces its own; nothing is dialled or certified by them.
     public var inferredNames: [String]
+    /// For a connection to port 53 the TUN front-end saw (DNS over TCP): which server the
+    /// program asked at `host` (`FlowFacts.dnsServerAsked`); nil otherwise.
+    public var dnsServerAsked: DNSServerAsked?
 
-    public init(host: String, port: UInt16, origin: HostOrigin, inferredNames: [String] = []) {
+    public init(host: String, port: UInt16, origin: HostOrigin, inferredNames: [String] = [], dnsServerAsked: DNSServerAsked? = nil) {
         self.host = host
         self.port = port
         self.origin = origin
         self.inferredNames = inferredNames
+        self.dnsServerAsked = dnsServerAsked
     }
 
     /// The address, when `host` is numeric.

@@ -282,6 +282,10 @@ struct ConnectionMachine {
         facts.hostOrigin = destination.hostName == nil ? (destination.origin == .reverse ? .reverse : .none) : destination.origin
         facts.nameFromDNS(destination.inferredNames)
         facts.port = destination.port
+        if let asked = destination.dnsServerAsked {
+            facts.dnsServerAsked = asked
+            facts.dnsAskedAddress = destination.host
+        }
     }
 
     private mutating func connected(_ address: SocketAddress) -> [Command] {
@@ -430,7 +434,8 @@ struct ConnectionMachine {
         reader.reset()
         facts.status = status
         let plaintext = status == .notEncrypted
-        return startRelay(.raw(plaintext: plaintext, observeServerHello: observeServerHello), watchForTLS: plaintext)
+        return startRelay(.raw(plaintext: plaintext, observeServerHello: observeServerHello), watchForTLS: plaintext,
+                          readDNS: plaintext && facts.port == 53)
     }
 
     /// The sink was given `facts.newCertificates`: later reports need not carry their DER.
@@ -508,8 +513,8 @@ struct ConnectionMachine {
 
     // MARK: relay phase (facts are written here, the only place they can be)
 
-    private mutating func startRelay(_ plan: RelayPlan, watchForTLS: Bool = false) -> [Command] {
-        relay.begin(plan, status: facts.status, splice: settings.spliceEncryptedPassThrough, watchForTLS: watchForTLS)
+    private mutating func startRelay(_ plan: RelayPlan, watchForTLS: Bool = false, readDNS: Bool = false) -> [Command] {
+        relay.begin(plan, status: facts.status, splice: settings.spliceEncryptedPassThrough, watchForTLS: watchForTLS, readDNS: readDNS)
         return [.armTimer(millis: 0), .relay(plan), .updateFlow]
     }
 
@@ -540,6 +545,7 @@ struct ConnectionMachine {
                 break
             }
         }
+        if relay.readsDNS, let command = readDNS(chunk, direction) { return command }
         guard relay.watchesUpgrade, let finding = relay.observeUpgrade(chunk, direction) else {
             return progress.isDue(atMicros: now) ? .updateFlow : nil
         }
@@ -558,6 +564,18 @@ struct ConnectionMachine {
         }
         return .updateFlow
     }
+
+    /// A burst of a plain relay to port 53, read as DNS over TCP (`RelayState.readDNS`): the
+    /// first question names the flow (`.updateFlow`); the server's responses go to the driver
+    /// (`.dnsAnswered`), which hands them on before it writes the burst to the client.
+    private mutating func readDNS(_ chunk: UnsafeRawBufferPointer, _ direction: Direction) -> Command? {
+        let found = relay.readDNS(chunk, direction)
+        if let question = found.question, facts.noteDNSQuestion(question) { return .updateFlow }
+        return found.answers.isEmpty ? nil : .dnsAnswered(found.answers)
+    }
+
+    /// The connection closed: what its DNS-over-TCP reader counted (nil: it read none), once.
+    mutating func finishDNS() -> DNSOverTCPReader.Counts? { relay.finishDNS() }
 
     /// Bytes moved since the flow was last told (the driver arms a timer for `.progressQuiet`).
     var hasUnreportedProgress: Bool { progress.unreported }

@@ -289,6 +289,9 @@ extension ConnectionMachine {
         case refuseClientTLS(alert: UInt8)
         /// The client's request head was not complete in time (`HeadDeadline`): count it.
         case countHeadTimeout
+        /// DNS-over-TCP responses the server sent in this burst, each with its query's question:
+        /// hand them to the `DNSAnswerSink` before the burst goes to the client.
+        case dnsAnswered([TCPDNSAnswer])
         case close(reset: Bool)
         /// The relay ended by a read failure of one leg: deliver to `to` (the other leg) what tv
         /// already read and holds for it (unsent bytes, TLS records, the splice pipe, and the

@@ -26,12 +26,20 @@ extension FlowFacts {
         if let sni = hello.normalizedServerName {
             // The proxy request's target, when the ClientHello names another host, is kept beside
             // it (a CONNECT to one host with an SNI for another, as domain fronting does, kept no
-            // trace of the CONNECT's: a trial); names a DNS answer gave go (the SNI is the
-            // connection's own).
+            // trace of the CONNECT's: a trial); the SNI is the connection's own name, and the
+            // names a DNS lookup gave the address stay beside it (`keepLookedUpNames`).
             let asked = (hostOrigin == .connect || hostOrigin == .socks) ? host.flatMap { $0 == sni ? nil : $0 } : nil
+            if let asked {
+                otherHosts = [asked]
+                otherHostsOrigin = .proxyRequest
+            } else if hostOrigin == .connect || hostOrigin == .socks {
+                otherHosts = []
+                otherHostsOrigin = nil
+            } else {
+                keepLookedUpNames(announced: sni)
+            }
             host = sni
             hostOrigin = .sni
-            otherHosts = asked.map { [$0] } ?? []
             hostIsECHPublicName = hello.carriesEncryptedClientHello
         } else if let problem = hello.serverNameProblem, error == nil {
             error = ConnectionFailure.unusableServerName(problem).sentence

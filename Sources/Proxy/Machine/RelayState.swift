@@ -32,6 +32,9 @@ struct RelayState {
     private var spliceWhenObserved = false
     /// Watching a plain relay's bursts for a ClientHello (nil: not watching, or done).
     private var upgrade: TLSUpgradeWatch?
+    /// Reading a plain relay to port 53 as DNS over TCP (nil: not DNS): boxed, 8 bytes in
+    /// every connection, made only for port 53.
+    private var dns: DNSRelayReading?
     private var spliceSetting = false
 
     var observing: Bool { helloParser != nil }
@@ -39,17 +42,26 @@ struct RelayState {
     /// Whether bursts go to `observeUpgrade` (a plain relay, within the watch's budget).
     var watchesUpgrade: Bool { upgrade != nil }
 
+    /// Whether bursts go to `readDNS` (a plain relay to port 53).
+    var readsDNS: Bool { dns != nil }
+
     /// The relay starts with `plan` for a flow of this `status`; `splice`: the configuration
     /// allows splicing encrypted pass-through; `watchForTLS`: a plain (`plaintext`) relay of the
-    /// client's own bytes, watched for a TLS handshake inside it.
-    mutating func begin(_ plan: ConnectionMachine.RelayPlan, status: FlowStatus, splice: Bool, watchForTLS: Bool = false) {
+    /// client's own bytes, watched for a TLS handshake inside it; `readDNS`: a plain relay to
+    /// port 53, read as DNS over TCP instead (`DNSOverTCPReader`; no STARTTLS on port 53).
+    mutating func begin(_ plan: ConnectionMachine.RelayPlan, status: FlowStatus, splice: Bool, watchForTLS: Bool = false,
+                        readDNS: Bool = false) {
         self.plan = plan
         spliceSetting = splice
         switch plan {
         case let .raw(plaintext, observe):
             recordsContent = plaintext
             recordingStarted = plaintext
-            if plaintext && watchForTLS { upgrade = TLSUpgradeWatch() }
+            if plaintext && readDNS {
+                dns = DNSRelayReading()
+            } else if plaintext && watchForTLS {
+                upgrade = TLSUpgradeWatch()
+            }
             if observe { helloParser = .reading(ServerHelloParser()) }
             // Encrypted pass-through: the bytes need not be seen once the ServerHello is read.
             let spliceable = !plaintext && splice && (status == .encrypted || status == .keptPrivate)
@@ -77,6 +89,30 @@ struct RelayState {
         }
         if upgrade?.isWatching == false { upgrade = nil }
         return finding
+    }
+
+    /// Shows a burst to the DNS-over-TCP reader: the first question of the queries it held (nil:
+    /// none), and the responses it held, each with its query's question. Nothing is allocated for
+    /// a burst without a response (but a message split across bursts, held until whole).
+    mutating func readDNS(_ chunk: UnsafeRawBufferPointer, _ direction: Direction) -> (question: DNSQuestionEntry?, answers: [TCPDNSAnswer]) {
+        guard let dns else { return (nil, []) }
+        var question: DNSQuestionEntry?
+        var answers: [TCPDNSAnswer] = []
+        dns.reader.read(chunk, fromClient: direction == .clientToServer) { finding in
+            switch finding {
+            case .query(_, let asked): if question == nil { question = asked }
+            case .response(let answer): answers.append(answer)
+            }
+        }
+        return (question, answers)
+    }
+
+    /// The relay ended: what the DNS reader counted, once (nil: it read no DNS).
+    mutating func finishDNS() -> DNSOverTCPReader.Counts? {
+        guard let dns else { return nil }
+        self.dns = nil
+        dns.reader.finish()
+        return dns.reader.counts
     }
 
     /// Feeds the server's bytes to the ServerHello parser; what it found once it is done (then
@@ -119,4 +155,10 @@ struct RelayState {
 /// `RelayState`'s ServerHello parser, boxed (8 bytes in every connection instead of ~200).
 enum HelloReading {
     indirect case reading(ServerHelloParser)
+}
+
+/// `RelayState`'s DNS-over-TCP reader, boxed (a reference in every connection, the reader only
+/// for port 53).
+final class DNSRelayReading {
+    var reader = DNSOverTCPReader()
 }
