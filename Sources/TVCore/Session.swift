@@ -299,6 +299,11 @@ public final class Session: Sendable {
     /// also one arriving before `run()` waits (the banner is printed first: a Ctrl-C right
     /// after it killed the session with its routing in place, the tun test's rare flake). Once;
     /// nothing when the options say signals are not the session's.
+    ///
+    /// Returns once the sources are armed: `resume()` registers them on libdispatch's own thread
+    /// later, and a signal arriving before that met only SIG_IGN and was lost (a loaded CI run's
+    /// SIGHUP right after the banner left a `--mode tun` session running, killed after 10 s with
+    /// its routing in place). At most 2 s is waited per source.
     public func catchStopSignals() {
         guard options.stopsOnSignals else { return }
         signalSources.withLock { sources in
@@ -306,12 +311,15 @@ public final class Session: Sendable {
             signal(SIGINT, SIG_IGN)
             signal(SIGTERM, SIG_IGN)
             signal(SIGHUP, SIG_IGN)
+            let armed = DispatchSemaphore(value: 0)
             sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler { [self] in self.stopSignal.signal() }
+                source.setRegistrationHandler { armed.signal() }
                 source.resume()
                 return source
             }
+            for _ in sources { _ = armed.wait(timeout: .now() + 2) }
         }
     }
 
