@@ -15,6 +15,9 @@ public enum ContentRefusal: UserFacingError, Equatable {
     case noHTTP
     /// `tv request ID`: the data folder has no exchange with this id.
     case noRequest(Int64)
+    /// A command that takes flow ids (`tv export har`) was given `id`, which names no flow but
+    /// is the id of a request (`tv requests`) of flow `flow`.
+    case requestIDNotFlow(Int64, flow: Int64)
 
     public var message: String {
         switch self {
@@ -27,6 +30,8 @@ public enum ContentRefusal: UserFacingError, Equatable {
             return "Turn \(turn) is binary or holds control characters, and standard output is a terminal; write it with -o FILE or redirect it."
         case .noHTTP:
             return "None of these flows holds kept HTTP or exchange rows, so nothing was written."
+        case let .requestIDNotFlow(id, flow):
+            return "There is no flow \(id) in this data folder; \(id) is the id of a request of flow \(flow) (`tv requests` ids are not flow ids), so name flow \(flow) or pick requests with --filter."
         case let .noRequest(id):
             return "There is no request \(id) in this data folder; `tv requests` lists the ones there are."
         }

@@ -65,10 +65,15 @@ public struct HARSelection: Sendable, Equatable {
 
     /// The ids of the selected flows, lowest first: single ids looked up one by one (each must
     /// exist), otherwise every flow in the window read in keyset pages.
-    /// - Throws: `ContentRefusal.noFlow` for a single id with no row, `HARSelectionError.noFlows`
+    /// - Throws: `ContentRefusal.noFlow` for a single id with no row (`.requestIDNotFlow` when
+    ///   it is a request's id), `HARSelectionError.noFlows`
     ///   when nothing is selected; `FlowStoreError`.
     public func flowIDs(in store: FlowStore) throws -> [Int64] {
-        for id in ids where try store.flow(id: id) == nil { throw ContentRefusal.noFlow(id) }
+        for id in ids where try store.flow(id: id) == nil {
+            // A request id of `tv requests` is the likeliest slip (a trial's `tv export har 90`).
+            if let request = try store.exchange(id: id) { throw ContentRefusal.requestIDNotFlow(id, flow: request.flowID) }
+            throw ContentRefusal.noFlow(id)
+        }
         if onlyIDs { return ids }
         var query = FlowQuery(from: from, to: to, limit: FlowQuery.maximumLimit)
         var selected: [Int64] = []

@@ -126,6 +126,30 @@ import TVHome
         store.close()
     }
 
+    @Test func aRequestIDGivenForAFlowIsNamedAsOne() throws {
+        let folder = try KeptContentFolder()
+        defer { folder.remove() }
+        try addRows(folder)
+        let store = try FlowStore(path: folder.home.databasePath)
+        defer { store.close() }
+        let writer = try store.makeWriter()
+        for sequence in 3...7 {
+            writer.enqueue(.exchange(ExchangeRecord(flowID: 6, sequence: sequence, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
+                                                    authority: "rows.test", path: "/\(sequence)", requestTime: 1_764_471_910_000_000, state: .complete)))
+        }
+        writer.close()
+        #expect(try store.flow(id: 8) == nil)
+        #expect(try store.exchange(id: 8)?.flowID == 6)
+        var request = HARSelection()
+        try request.add(["8"])
+        #expect(throws: ContentRefusal.requestIDNotFlow(8, flow: 6)) { try request.flowIDs(in: store) }
+        #expect(ContentRefusal.requestIDNotFlow(8, flow: 6).message
+                == "There is no flow 8 in this data folder; 8 is the id of a request of flow 6 (`tv requests` ids are not flow ids), so name flow 6 or pick requests with --filter.")
+        var neither = HARSelection()
+        try neither.add(["6", "99"])
+        #expect(throws: ContentRefusal.noFlow(99)) { try neither.flowIDs(in: store) }
+    }
+
     /// Method, URL and status of each entry in `file`.
     func entries(_ file: String) throws -> [String] {
         let data = try #require(FileManager.default.contents(atPath: file))
