@@ -58,7 +58,7 @@ let package = Package(
         // shared history on PostgreSQL (libpq) is the same store's second backend (Shared/).
         .target(name: "FlowStore", dependencies: ["CSQLite", "CPostgres", "CTVShims", "TVHome", "FlowTerms"]),
         // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
-        .target(name: "Recording", dependencies: ["FlowStore", "TVHome", "FlowTerms", "CTVShims"]),
+        .target(name: "Recording", dependencies: ["FlowStore", "TVHome", "FlowTerms", "CTVShims", "Wire"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
         .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd", "FlowTerms"]),
         // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL);

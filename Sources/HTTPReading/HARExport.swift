@@ -62,7 +62,7 @@ public enum HARExport {
         }
         entries.sort { $0.0 < $1.0 }
         var comment = "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") from \(flows.count) flow\(flows.count == 1 ? "" : "s")"
-        if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by the recording budget, or not all recorded)" }
+        if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by a recording limit, or not all recorded)" }
         for note in HARRowEntry.logNotes(notKept: fromRows, unreadable: unreadable, pastBudget: pastBudget, deleted: deleted) { comment += "; " + note }
         if skipped > 0 { comment += "; \(skipped) response\(skipped == 1 ? "" : "s") without a recorded request left out" }
         return .object([("log", .object([
@@ -262,7 +262,7 @@ public enum HARExport {
         switch body.completeness {
         case .complete: return nil
         case let .cutByBudget(kept, expected):
-            return "\(what) body cut by the recording budget: \(kept) bytes kept" + (expected.map { " of \($0)" } ?? "")
+            return "\(what) body cut by a recording limit: \(kept) bytes kept" + (expected.map { " of \($0)" } ?? "")
         case let .missingBytes(kept):
             return "\(what) body has bytes missing (the recording queue was full); \(kept) bytes kept"
         case let .endedEarly(kept, expected):

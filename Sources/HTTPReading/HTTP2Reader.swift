@@ -18,6 +18,8 @@ final class HTTP2Reader {
         var body: [UInt8] = []
         var sawData = false
         var ended = false
+        /// The recording left out some of the body (`HTTP2BodyLimit`: a DATA frame tv shortened).
+        var shortened = false
         var turn: Int
         var offset: Int64
         var lastTurn: Int
@@ -159,6 +161,7 @@ final class HTTP2Reader {
         update(&s, side: side) { builder in
             builder.body += payload
             builder.sawData = true
+            if frame.has(HTTP2BodyLimit.shortened) { builder.shortened = true }
             if frame.has(HTTP2Flags.endStream) { builder.ended = true }
         }
         streams[frame.streamID] = s
@@ -401,7 +404,10 @@ final class HTTP2Reader {
             startLine = "HTTP/2 \(b.headers.first(":status") ?? "?")"
         }
         var completeness = BodyCompleteness.complete
-        if !b.ended && !interim {
+        if b.shortened {
+            // The body limit kept its first bytes, however the stream went on.
+            completeness = .cutByBudget(kept: b.body.count, expected: b.headers.first("content-length").flatMap(Int.init))
+        } else if !b.ended && !interim {
             let expected = b.headers.first("content-length").flatMap(Int.init)
             if let reset = stream.resetBy {
                 completeness = .reset(errorCode: reset)

@@ -2,7 +2,8 @@
 public struct ChunkVerdict: Sendable, Equatable {
     /// The recorded turn the chunk belongs to, or nil when its side is no longer recorded.
     public var turn: Int?
-    /// How many bytes from the front of the chunk to write (0…chunk size).
+    /// How many bytes from the front of the chunk to write (0…chunk size), or of the bytes
+    /// `HTTP2BodyLimit` left of it on an HTTP/2 connection.
     public var keep: Int
     /// True when this chunk crossed a limit: it was cut to `keep` bytes and is the last chunk
     /// written for its side.

@@ -1,7 +1,7 @@
 import Synchronization
 import FlowTerms
 
-/// The recorder of one flow: a `TurnRecorder` behind a mutex (the two legs may be read on
+/// The recorder of one flow: a `RecordingCut` (the turn rules, HTTP/2's body limit) behind a mutex (the two legs may be read on
 /// different threads), handing kept bytes and turn ends to the session's `ContentWriter`.
 ///
 /// Made by `ContentRecorder` (`recorder(flow:)`, or at a flow's first chunk through
@@ -22,13 +22,13 @@ public final class FlowContentRecorder: FlowChunkRecorder {
     private let writer: ContentWriter
     private let session: ContentRecorder?
     private let active = Atomic<Bool>(true)
-    private let state: Mutex<TurnRecorder>
+    private let state: Mutex<RecordingCut>
 
     init(flowID: Int64, budget: RecordingBudget, writer: ContentWriter, session: ContentRecorder?) {
         self.flowID = flowID
         self.writer = writer
         self.session = session
-        state = Mutex(TurnRecorder(budget: budget))
+        state = Mutex(RecordingCut(budget: budget))
     }
 
     /// False once nothing more of this flow will be kept (content switched off, both sides cut,
@@ -43,18 +43,13 @@ public final class FlowContentRecorder: FlowChunkRecorder {
     /// One read from one leg.
     public func record(_ direction: Direction, at offset: Int64, _ bytes: UnsafeRawBufferPointer) {
         guard active.load(ordering: .relaxed), bytes.count > 0 else { return }
-        let done = state.withLock { recorder -> Bool in
+        let done = state.withLock { cut -> Bool in
             // Checked again under the lock: a switch-off may have ended the flow meanwhile.
             guard active.load(ordering: .relaxed) else { return false }
-            let verdict = recorder.take(direction, at: offset, count: bytes.count)
-            let open = verdict.keep > 0 ? recorder.openTurn : nil
-            guard verdict.ended != nil || open != nil else { return recorder.isDone }
             // One lock for both, and the kept bytes copied once, into the queue's batch.
-            let kept = UnsafeRawBufferPointer(rebasing: bytes[..<(open == nil ? 0 : verdict.keep)])
-            if !writer.enqueue(flow: flowID, ended: verdict.ended, chunkOf: open, kept) {
-                recorder.dropped(kept.count)
+            return cut.take(direction, at: offset, bytes) { ended, open, kept in
+                writer.enqueue(flow: flowID, ended: ended, chunkOf: open, kept)
             }
-            return recorder.isDone
         }
         if done { end(incomplete: false) }
     }
@@ -79,10 +74,10 @@ public final class FlowContentRecorder: FlowChunkRecorder {
     }
 
     private func end(incomplete: Bool) {
-        let wasActive = state.withLock { recorder -> Bool in
+        let wasActive = state.withLock { cut -> Bool in
             let was = active.exchange(false, ordering: .relaxed)
-            if incomplete { recorder.markIncomplete() }
-            if let last = recorder.finish() {
+            if incomplete { cut.turns.markIncomplete() }
+            if let last = cut.turns.finish() {
                 writer.enqueueTurnEnd(flow: flowID, turn: last)
             }
             return was

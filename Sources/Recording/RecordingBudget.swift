@@ -5,6 +5,10 @@ public struct RecordingBudget: Sendable, Equatable {
     public static let fixedTurnLimit = 65_536
     /// The default per-direction flow budget (`content.flowBudget`): 1,048,576 bytes (1 MiB).
     public static let defaultFlowBudget = 1_048_576
+    /// The most bytes one turn can keep: an HTTP/2 turn is limited by its bodies
+    /// (`HTTP2BodyLimit`) and the flow budget, not by `turnLimit`, so up to the largest flow
+    /// budget a setting accepts (64 MiB). What a reader of the index checks rows against.
+    public static let mostKeptByATurn = ContentPolicy.maximumFlowBudget
 
     /// Bytes one turn keeps at most.
     public var turnLimit: Int

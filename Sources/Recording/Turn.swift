@@ -41,4 +41,9 @@ public struct Turn: Sendable, Equatable {
 
     /// True when the budget cut the turn: its side stopped being recorded after it.
     public var truncated: Bool { cutBy != nil }
+
+    /// True when HTTP/2 bodies in this turn were shortened by `HTTP2BodyLimit` (the only way a
+    /// turn keeps fewer bytes than it saw without being cut, losing bytes or starting deleted);
+    /// its side goes on being recorded.
+    public var bodiesShortened: Bool { keptBytes < seenBytes && cutBy == nil && !incomplete && !startDeleted }
 }

@@ -137,13 +137,13 @@ struct TurnIndex {
 
     /// Turns, distinct flows and kept bytes over the whole index, from the runs' counts (no
     /// `turns` text is read). Kept bytes count only where a run's sum is one a writer writes (an
-    /// integer from 0 to its turns times the turn limit), so one damaged row cannot make the
+    /// integer from 0 to its turns times the most a turn keeps), so one damaged row cannot make the
     /// total say gigabytes.
     func totals() throws -> (turns: Int, flows: Int, keptBytes: Int64) {
         let statement = try database.prepare("""
             SELECT total(turn_count), count(DISTINCT flow_id),
                    total(CASE WHEN typeof(kept_bytes) = 'integer' AND typeof(turn_count) = 'integer'
-                                   AND kept_bytes BETWEEN 0 AND turn_count * \(RecordingBudget.fixedTurnLimit)
+                                   AND kept_bytes BETWEEN 0 AND turn_count * \(RecordingBudget.mostKeptByATurn)
                               THEN kept_bytes ELSE 0 END)
             FROM content_turn_runs
             """)
@@ -254,14 +254,14 @@ struct TurnIndex {
     static let columnIndex = ColumnIndex(names)
 
     /// The indexed turn `values` (in `names` order) hold, each value checked against what the
-    /// content writer writes (`TurnRecorder` never keeps more than `RecordingBudget.fixedTurnLimit`
-    /// bytes of a turn, nor more than it saw). Pure.
+    /// content writer writes (a turn never keeps more than `RecordingBudget.mostKeptByATurn`
+    /// bytes, nor more than it saw). Pure.
     /// - Throws: `DamagedRow` naming the first column no writer would have written.
     static func row(_ values: [SQLiteValue]) throws(DamagedRow) -> IndexedTurn {
         func number(_ index: Int) -> Int64 { if case let .integer(n) = values[index] { return n } else { return 0 } }
         let r = CheckedRow(.turn(number(1), flow: number(0)), columns: columnIndex, values: values)
         let nonNegative: ClosedRange<Int64> = 0...Int64.max
-        let kept = try r.integer("kept_bytes", in: 0...Int64(RecordingBudget.fixedTurnLimit))
+        let kept = try r.integer("kept_bytes", in: 0...Int64(RecordingBudget.mostKeptByATurn))
         let seen = try r.integer("seen_bytes", in: kept...Int64.max)
         let cutBy: BudgetLimit? = try r.flag("truncated") ? try r.known(BudgetLimit.self, "cut_by") : nil
         // Bit 0: bytes lost while recording; bit 1: the start deleted while it went on (`TurnRunText`).

@@ -9,8 +9,9 @@ import FlowTerms
 /// Rules (DESIGN.md §5, issue 5):
 /// - A turn is a maximal run of consecutive chunks in one direction; the only boundary is the
 ///   change of side.
-/// - A turn keeps at most `budget.turnLimit` bytes; a direction keeps at most `budget.flowBudget`
-///   bytes over the whole flow. The budget cuts before writing: a chunk that would cross a limit
+/// - A turn keeps at most `budget.turnLimit` bytes (on an HTTP/2 connection each stream's body
+///   does instead, `HTTP2BodyLimit`, and the turn is not limited); a direction keeps at most
+///   `budget.flowBudget` bytes over the whole flow. The budget cuts before writing: a chunk that would cross a limit
 ///   is cut to fit, written, and marked, and from then on its side is not recorded — so the
 ///   truncated chunk is the last one written for that side.
 /// - The turn that was cut goes on counting `seenBytes` until its side changes, so both figures
@@ -61,7 +62,11 @@ public struct TurnRecorder: Sendable, Equatable {
 
     /// Takes one chunk of `count` bytes read from `direction` at `offset` (µs since the flow's
     /// first byte) and decides what of it is kept.
-    public mutating func take(_ direction: Direction, at offset: Int64, count: Int) -> ChunkVerdict {
+    /// - Parameter offered: on an HTTP/2 connection, the bytes of the chunk that `HTTP2BodyLimit`
+    ///   leaves to keep (its bodies are limited instead of its turns): the verdict's `keep` is
+    ///   then a prefix of those, under the flow budget alone. Nil: the chunk's own bytes, under
+    ///   both limits.
+    public mutating func take(_ direction: Direction, at offset: Int64, count: Int, offered: Int? = nil) -> ChunkVerdict {
         guard count > 0 else { return ChunkVerdict(turn: nil, keep: 0) }
         var ended: Turn?
         if let current = run, current.direction != direction {
@@ -79,12 +84,13 @@ public struct TurnRecorder: Sendable, Equatable {
         guard let number = run!.number, run!.cutBy == nil else {
             return ChunkVerdict(turn: run!.number, keep: 0, ended: ended)
         }
-        let turnRoom = budget.turnLimit - run!.kept
+        let wanted = offered ?? count
+        let turnRoom = offered == nil ? budget.turnLimit - run!.kept : Int.max
         let flowRoom = budget.flowBudget - keptPerSide[direction]
-        if count <= min(turnRoom, flowRoom) {
-            run!.kept += count
-            keptPerSide[direction] += count
-            return ChunkVerdict(turn: number, keep: count, ended: ended)
+        if wanted <= min(turnRoom, flowRoom) {
+            run!.kept += wanted
+            keptPerSide[direction] += wanted
+            return ChunkVerdict(turn: number, keep: wanted, ended: ended)
         }
         let keep = max(0, min(turnRoom, flowRoom))
         let limit: BudgetLimit = flowRoom <= turnRoom ? .flowBudget : .turnLimit
@@ -142,21 +148,9 @@ public struct TurnRecorder: Sendable, Equatable {
         stoppedBy.clientToServer != nil && stoppedBy.serverToClient != nil && openTurn == nil
     }
 
-    /// The turns `chunks` make under `budget`, with the bytes kept of each: what the live path
-    /// writes, computed in one go (tests, fixtures, and reading a chunk capture).
+    /// The turns `chunks` make under `budget`, with the bytes kept of each
+    /// (`RecordingCut.turns(from:budget:)`: HTTP/2's body limit included, as the live path keeps them).
     public static func turns(from chunks: [Chunk], budget: RecordingBudget = RecordingBudget()) -> [RecordedTurn] {
-        var recorder = TurnRecorder(budget: budget)
-        var done: [RecordedTurn] = []
-        var bytes: [UInt8] = []
-        for chunk in chunks {
-            let verdict = recorder.take(chunk.direction, at: chunk.offset, count: chunk.bytes.count)
-            if let ended = verdict.ended {
-                done.append(RecordedTurn(turn: ended, bytes: bytes))
-                bytes = []
-            }
-            if verdict.keep > 0 { bytes += chunk.bytes[..<verdict.keep] }
-        }
-        if let last = recorder.finish() { done.append(RecordedTurn(turn: last, bytes: bytes)) }
-        return done
+        RecordingCut.turns(from: chunks, budget: budget)
     }
 }

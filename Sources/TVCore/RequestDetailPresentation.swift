@@ -18,10 +18,12 @@ public struct RequestDetailPresentation: Sendable {
     /// The instance whose shared row this is (`tv request --store`): its query string and
     /// content stay on that machine, whatever its content keeping was.
     public let sharedFrom: InstanceIdentity?
-    /// Where reading the flow's kept turns as HTTP stopped, when it did: a response that is
-    /// missing for that reason says it (it read "no response was recorded" where the client had
-    /// a whole 200 with a 100 KB header: a trial).
-    public var stoppedReading: HTTPConversation.ReadingProblem?
+    /// Where reading the flow's kept turns as HTTP stopped, per side, when it did: a response
+    /// that is missing for that reason says it (it read "no response was recorded" where the
+    /// client had a whole 200 with a 100 KB header: a trial), from the server's side first (a
+    /// trial's missing responses were blamed on the client's side, stopped later, at its
+    /// upload, than the server's).
+    public var stoppedReading: [HTTPConversation.ReadingProblem]
     /// The flow has kept content (its turns read as HTTP), whether or not this request is in it.
     public var flowContentKept = false
     /// The sides of the flow whose recording stopped at a limit (`HTTPConversation.recordingStopped`).
@@ -34,12 +36,17 @@ public struct RequestDetailPresentation: Sendable {
     public var destination: RequestDestination?
 
     public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false, sharedFrom: InstanceIdentity? = nil,
-                stoppedReading: HTTPConversation.ReadingProblem? = nil) {
+                stoppedReading: [HTTPConversation.ReadingProblem] = []) {
         self.exchange = exchange
         self.recorded = recorded
         self.full = full
         self.sharedFrom = sharedFrom
         self.stoppedReading = stoppedReading
+    }
+
+    /// Where reading stopped on `side`, else on the other side (nil: it did not stop).
+    func stopped(preferring side: Direction) -> HTTPConversation.ReadingProblem? {
+        stoppedReading.first { $0.direction == side } ?? stoppedReading.first
     }
 
     /// Said where the response is missing.
@@ -51,10 +58,10 @@ public struct RequestDetailPresentation: Sendable {
         }
         // A response still coming is read once its turn ends (a trial's streaming response was
         // said to be over its budget, and was whole a minute later).
-        if exchange.state == .open, stoppedReading == nil {
+        if exchange.state == .open, stoppedReading.isEmpty {
             return "  (the response has not ended yet; what is kept of it is shown once it has)"
         }
-        guard let problem = stoppedReading else {
+        guard let problem = stopped(preferring: .serverToClient) else {
             // The row read a response the kept turns lack: its direction's budget ran out first
             // (a trial's h1 request past 1 MiB of responses said only "no response was recorded").
             let stop = recordingStopped.first { $0.direction == .serverToClient }
@@ -82,7 +89,7 @@ public struct RequestDetailPresentation: Sendable {
     /// content.keep was on all along: the budget ran out).
     public var absence: String? {
         guard recorded == nil, sharedFrom == nil else { return nil }
-        let why = contentAbsence ?? (flowContentKept ? stoppedReading.map(RequestContentAbsence.readingStopped) ?? .pastKept : .noneKept)
+        let why = contentAbsence ?? (flowContentKept ? stopped(preferring: .clientToServer).map(RequestContentAbsence.readingStopped) ?? .pastKept : .noneKept)
         return why.sentence(flowID: exchange.flowID)
     }
 
@@ -216,7 +223,8 @@ public struct RequestDetailPresentation: Sendable {
         fields.append(("absence", absence.map { .string($0) } ?? .null))
         fields.append(("responseAbsence", responseAbsence.map { .string($0) } ?? .null))
         // Where reading the kept turns as HTTP stopped (nil: it did not).
-        fields.append(("readingStopped", stoppedReading.map { problem in
+        // The side that explains what is missing: the client's for a request not kept, else the server's.
+        fields.append(("readingStopped", stopped(preferring: recorded == nil ? .clientToServer : .serverToClient).map { problem in
             .object([("turn", .int(Int64(problem.turn))), ("direction", .string(problem.direction.rawValue)), ("reason", .string(problem.reason))])
         } ?? .null))
         splicer.write(JSONValue.object(fields).serialized(pretty: true), reader: reader, to: emit)

@@ -43,7 +43,7 @@ public struct RequestReading: KeptContentReading {
         }
         let absence = recorded == nil
             ? RequestContentAbsence.of(exchange, read: kept?.result, keptFrom: kept?.from, flowStart: flow?.startTime ?? 0) : nil
-        let stopped = conversation?.problems.first
+        let stopped = conversation?.problems ?? []
         let destination = flow.flatMap { RequestDestination.differing(exchange, on: $0) }
         switch shape {
         case .curl:

@@ -94,6 +94,9 @@ public struct TurnsPresentation: Sendable {
         if turn.incomplete {
             out.append("  Incomplete: bytes of this turn were lost while recording (the recording queue was full, or keeping content was switched off before the turn ended).")
         }
+        if turn.bodiesShortened {
+            out.append("  HTTP/2 bodies past 64 KiB were left out of this turn: each stream keeps at most 64 KiB of body a direction, the rest of the connection is kept (the DATA frames that lost bytes say how many they kept).")
+        }
         if let limit = turn.cutBy {
             let side = DirectionWords.words(turn.direction).replacingOccurrences(of: " ", with: "-")
             out.append("⋯ The \(side) side stopped being recorded after this turn: \(TurnsPresentation.limitWords(limit)).")
@@ -126,7 +129,7 @@ public struct TurnsPresentation: Sendable {
                 ("startOffset", .int(item.turn.startOffset)), ("keptBytes", .int(Int64(item.turn.keptBytes))),
                 ("seenBytes", .int(Int64(item.turn.seenBytes))), ("truncated", .bool(item.turn.truncated)),
                 ("cutBy", item.turn.cutBy.map { .string($0.rawValue) } ?? .null), ("incomplete", .bool(item.turn.incomplete)),
-                ("startDeleted", .bool(item.turn.startDeleted)),
+                ("startDeleted", .bool(item.turn.startDeleted)), ("bodiesShortened", .bool(item.turn.bodiesShortened)),
             ]
             if let bytes = item.bytes {
                 if let text = PrintableText.text(bytes), text.utf8.count == bytes.count {

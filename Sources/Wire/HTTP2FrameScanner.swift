@@ -26,6 +26,14 @@ public struct HTTP2FrameScanner {
 
     /// The client connection preface (RFC 9113 §3.4).
     public static let clientPreface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// Whether a client's first bytes open HTTP/2 (prior knowledge or after ALPN h2): at least
+    /// four of them, matching the preface as far as they go ("PRI " begins no HTTP/1 request:
+    /// §3.4 reserves the method). The exchange rows and the recording decide alike.
+    public static func opensWithPreface(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let n = min(bytes.count, clientPreface.count)
+        return n >= 4 && bytes.prefix(n).elementsEqual(clientPreface.prefix(n))
+    }
     /// Largest header block accepted (its fragments together): 256 KiB.
     public static let maxHeaderBlockBytes = 262_144
     /// Largest SETTINGS payload accepted: 64 six-byte settings.

@@ -48,8 +48,10 @@ import Testing
                                           serverPort: 18444, conversation: c)], creatorVersion: "0.1")
         #expect(har.contains("\"method\":\"GET\",\"url\":\"https://127.0.0.1:18444/index.html\",\"httpVersion\":\"HTTP/2.0\""))
         #expect(har.contains("\"comment\":\"HTTP/2 stream 13"))
-        #expect(har.contains("\"comment\":\"HTTP/2 stream 15; response body cut by the recording budget: 92 bytes kept of 1200\"}"))
-        #expect(har.hasSuffix("\"comment\":\"3 entries from 1 flow; 2 with a body that is not complete (cut by the recording budget, or not all recorded)\"}}"))
+        // The body limit (300 here) cut a.txt; b.json after it on the same connection is whole.
+        #expect(har.contains("\"comment\":\"HTTP/2 stream 15; response body cut by a recording limit: 300 bytes kept of 1200\"}"))
+        #expect(har.contains("\"content\":{\"size\":28,\"mimeType\":\"application/json\",\"text\":\"{\\\"stream\\\":\\\"json\\\",\\\"ok\\\":true}\\n\"}"))
+        #expect(har.hasSuffix("\"comment\":\"3 entries from 1 flow; 1 with a body that is not complete (cut by a recording limit, or not all recorded)\"}}"))
     }
 
     /// The recording budget cut the server side: the content has the second request but not its
@@ -150,7 +152,7 @@ extension HARExportTests {
                 == "from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies")
         #expect(entries[1]["timings"] as? NSDictionary == ["send": 0, "wait": 2, "receive": 0.5] as NSDictionary)
         #expect(log["comment"] as? String
-                == "3 entries from 1 flow; 1 with a body that is not complete (cut by the recording budget, or not all recorded); 2 from exchange rows alone (requests past their flow's recording budget: no headers or bodies)")
+                == "3 entries from 1 flow; 1 with a body that is not complete (cut by a recording limit, or not all recorded); 2 from exchange rows alone (requests past their flow's recording budget: no headers or bodies)")
         // A flow whose rows all have their request in the content gets none.
         var whole = HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1", serverPort: 443, conversation: c)
         whole.pairRows(Array(rows.prefix(1)))
@@ -201,7 +203,7 @@ extension HARExportTests {
         let incomplete = try #require(((try JSONSerialization.jsonObject(with: Data(HARExport.text([endedFlow], creatorVersion: "0.1").utf8)) as? [String: Any])?["log"]
                                        as? [String: Any])?["entries"] as? [[String: Any]]).first
         #expect(incomplete?["comment"] as? String
-                == "response body cut by the recording budget: 65453 bytes kept of 200000; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
+                == "response body cut by a recording limit: 65453 bytes kept of 200000; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
     }
 }
 

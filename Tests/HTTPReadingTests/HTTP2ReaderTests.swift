@@ -55,8 +55,9 @@ let clientStart = HTTPReader.http2Preface + frame(4)
     }
 
     @Test func aBudgetCutInsideAFrameSaysWhere() throws {
-        let read = TurnRecorder.turns(from: HTTP2Captures.nghttpThreeStreams, budget: RecordingBudget(turnLimit: 300))
-        #expect(read[2].turn.keptBytes == 300 && read[2].turn.truncated)
+        // The server's first turn is its 15-byte SETTINGS: the flow budget leaves 300 for turn 3.
+        let read = TurnRecorder.turns(from: HTTP2Captures.nghttpThreeStreams, budget: RecordingBudget(flowBudget: 315))
+        #expect(read[2].turn.keptBytes == 300 && read[2].turn.cutBy == .flowBudget)
         let c = try #require(conversation(read))
         #expect(c.problems == [HTTPConversation.ReadingProblem(direction: down, turn: 3,
             reason: "The recording budget stopped this side in turn 3, inside a DATA frame on stream 15 (92 of 1200 payload bytes kept).")])
@@ -65,6 +66,20 @@ let clientStart = HTTPReader.http2Preface + frame(4)
         // The 92 bytes the cut frame kept are the start of a.txt.
         let aTxt = (0..<4).map { "line 00\($0) of a plain text file\n" }.joined()
         #expect(c.exchanges[1].response?.body.content == Array(b(aTxt).prefix(92)))
+    }
+
+    /// The body limit (`HTTP2BodyLimit`, here 300 bytes) shortens a.txt's 1,200-byte body, and
+    /// the stream after it in the same turn (b.json) is read whole: no side stops.
+    @Test func aBodyPastTheLimitIsCutAndTheStreamsAfterItAreRead() throws {
+        let read = TurnRecorder.turns(from: HTTP2Captures.nghttpThreeStreams, budget: RecordingBudget(turnLimit: 300))
+        #expect(read.allSatisfy { !$0.turn.truncated })
+        #expect(read[2].turn.bodiesShortened && read[2].turn.seenBytes - read[2].turn.keptBytes == 900)
+        let c = try #require(conversation(read))
+        #expect(c.problems == [])
+        #expect(c.exchanges.map { $0.response?.body.completeness } == [.complete, .cutByBudget(kept: 300, expected: 1_200), .complete])
+        let lines = (0..<40).map { "line " + String(repeating: "0", count: $0 < 10 ? 2 : 1) + "\($0) of a plain text file\n" }
+        #expect(c.exchanges[1].response?.body.content == Array(b(lines.joined()).prefix(300)))
+        #expect(c.exchanges[2].response?.body.content == b("{\"stream\":\"json\",\"ok\":true}\n"))
     }
 
     @Test func aTruncatedFrameFallsBackWithTheReason() throws {

@@ -240,6 +240,56 @@ struct ContentRunTests {
         try tv.stop()
     }
 
+    @Test("HTTP/2: a 1 MiB response and a 100,000-byte upload keep their first 64 KiB of body, and the requests after them on the same connection are kept whole (a browser's page lost every response after one 64 KiB turn: trial 42)")
+    func http2BodiesPastTheLimit() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        // nghttpd reads a POST's whole body (nginx's `return` answers before reading it and
+        // resets the stream, and curl 7.88 then waits forever, with or without tv).
+        let docs = box.work + "/docs"
+        try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
+        try Self.oneMiB.write(to: URL(fileURLWithPath: docs + "/1m.bin"))
+        try Data("hello from nghttpd\n".utf8).write(to: URL(fileURLWithPath: docs + "/index.html"))
+        try Data(repeating: 0x6B, count: 1_024).write(to: URL(fileURLWithPath: docs + "/1k.bin"))
+        let port = Shell.freePort()
+        let server = try Background(["nghttpd", "--htdocs=" + docs, String(port), TestPKI.shared.serverKey, TestPKI.shared.serverCert],
+                                    logPath: box.work + "/nghttpd.log")
+        defer { server.stop() }
+        #expect(Shell.waitForListener(port))
+        let tv = try world.run("--inspect", "--keep-content")
+        let upload = box.work + "/upload.bin"
+        try Data(repeating: 0x75, count: 100_000).write(to: URL(fileURLWithPath: upload))
+        // One connection (curl reuses it across --next): the big download, a small one, the upload, a small one.
+        let url = { (path: String) in "https://localhost:\(port)\(path)" }
+        let common = ["--http2", "-x", tv.proxyURL, "--cacert", world.tvRoot, "-o", "/dev/null"]
+        let r = try box.curl(common + [url("/1m.bin"), "--next"] + common + [url("/index.html"), "--next"] + common
+                             + ["--data-binary", "@" + upload, url("/index.html"), "--next"] + common + [url("/1k.bin")])
+        #expect(r.status == 0, "\(r)")
+        let rows = try box.closedFlows(1)
+        try #require(rows.count == 1 && rows[0].string("alpn") == "h2", "one HTTP/2 connection: \(rows)")
+        let id = try #require(rows[0].int("id"))
+        let http = try box.tv("turns", String(id), "--http").out
+        let exchanges = exchangeBlocks(http)
+        try #require(exchanges.count == 4, "\(http.prefix(4_000))")
+        #expect(exchanges[0].contains("    GET /1m.bin HTTP/2\n") && exchanges[0].contains("Cut by a recording limit: 65,536 of 1,048,576 body bytes were kept."), "\(exchanges[0].prefix(2_000))")
+        #expect(exchanges[1].contains("    GET /index.html HTTP/2\n") && exchanges[1].contains("      hello from nghttpd\n"), "\(exchanges[1].prefix(2_000))")
+        #expect(exchanges[2].contains("    POST /index.html HTTP/2\n") && exchanges[2].contains("Cut by a recording limit: 65,536 of 100,000 body bytes were kept.")
+                && exchanges[2].contains("      hello from nghttpd\n"), "\(exchanges[2].prefix(2_000))")
+        #expect(exchanges[3].contains("    GET /1k.bin HTTP/2\n") && exchanges[3].contains("    body: 1,024 bytes, DATA frames\n"), "\(exchanges[3].prefix(2_000))")
+        // Neither side stopped; the turns that lost body bytes say so (a download's and the upload's).
+        let turns = try Self.turns(box, id)
+        #expect(turns.allSatisfy { $0.json["truncated"] as? Bool == false })
+        #expect(Set(turns.filter { $0.json["bodiesShortened"] as? Bool == true }.compactMap { $0.json.string("direction") })
+                == ["client_to_server", "server_to_client"])
+        #expect(try box.tv("turns", String(id)).out.contains("HTTP/2 bodies past 64 KiB were left out of this turn"))
+        // The last request's row finds its kept content: `tv request` shows its response body.
+        let rows1k = (try box.json("requests", "--flow", String(id))["requests"] as? [JSON] ?? []).filter { $0.string("path") == "/1k.bin" }
+        let request = try #require(rows1k.first?.int("id"), "\(rows1k)")
+        let shown = try box.tv("request", String(request)).out
+        #expect(shown.contains("body: 1,024 bytes, DATA frames") && !shown.contains("not in the content kept"), "\(shown.prefix(2_000))")
+        try tv.stop()
+    }
+
     @Test("a gzip body (nginx gzip on) and a brotli body (pre-compressed .br) are decoded by --http")
     func encodedBodies() throws {
         let world = try Self.world()

@@ -100,7 +100,9 @@ import Testing
         var budget: [String] = []
         kept.write(reader: BoundedBodyReader()) { budget.append($0) }
         #expect(budget.last == "This request is not in the content kept of its connection (the facts above are its row's): it came after what is kept: the flow's recording budget ran out before it, or content keeping was switched off. `tv turns 7` shows every byte that was kept.")
-        kept.stoppedReading = HTTPConversation.ReadingProblem(direction: .clientToServer, turn: 3, reason: "The recording budget stopped this side in turn 3; nothing after it was recorded.")
+        // The server's side stopped earlier (turn 2), but a request missing is the client's side's.
+        kept.stoppedReading = [HTTPConversation.ReadingProblem(direction: .serverToClient, turn: 2, reason: "The recording budget stopped this side in turn 2; nothing after it was recorded."),
+                               HTTPConversation.ReadingProblem(direction: .clientToServer, turn: 3, reason: "The recording budget stopped this side in turn 3; nothing after it was recorded.")]
         var stopped: [String] = []
         kept.write(reader: BoundedBodyReader()) { stopped.append($0) }
         #expect(stopped.last == "This request is not in the content kept of its connection (the facts above are its row's): reading the connection's kept turns as HTTP stopped before it, at turn 3 from the client: The recording budget stopped this side in turn 3; nothing after it was recorded. `tv turns 7` shows every byte that was kept.")
@@ -260,7 +262,9 @@ import Testing
         let recorded = ExchangeRowMatch.recorded(for: exchange, in: conversation.exchanges, rows: [exchange], flowStart: exchange.requestTime - 1_000)
         #expect(recorded?.request != nil && recorded?.response == nil)
         var lines: [String] = []
-        RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: problem).write(reader: BoundedBodyReader()) { lines.append($0) }
+        // The client's side stopped first (turn 1), but a response missing is the server's side's.
+        let clientStop = HTTPConversation.ReadingProblem(direction: .clientToServer, turn: 1, reason: "The recording budget stopped this side in turn 1.")
+        RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: [clientStop, problem]).write(reader: BoundedBodyReader()) { lines.append($0) }
         #expect(lines.last == "  (no response was read: reading this connection as HTTP stopped at turn 2 from the server: \(problem.reason) `tv turns 7` shows every byte that was kept.)", "\(lines)")
         var without: [String] = []
         RequestDetailPresentation(exchange: exchange, recorded: recorded).write(reader: BoundedBodyReader()) { without.append($0) }
@@ -274,7 +278,7 @@ import Testing
         exchange.status = 400
         exchange.state = .answered
         var own: [String] = []
-        RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: problem).write(reader: BoundedBodyReader()) { own.append($0) }
+        RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: [problem]).write(reader: BoundedBodyReader()) { own.append($0) }
         #expect(own.last == "  (the response, status 400, was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered)")
         // The same as one sentence in `--json` (`responseAbsence`), which the web view draws.
         #expect(RequestDetailPresentation(exchange: exchange, recorded: recorded).responseAbsence

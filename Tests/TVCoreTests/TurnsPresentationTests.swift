@@ -53,6 +53,23 @@ import FlowTerms
         ])
     }
 
+    @Test func anHTTP2TurnWhoseBodiesWereShortenedSaysSoAndItsSideGoesOn() {
+        let turn = Turn(number: 10, direction: .serverToClient, startOffset: 229_000, keptBytes: 65_590, seenBytes: 100_221)
+        #expect(turn.bodiesShortened && !turn.truncated)
+        let lines = TurnsPresentation(flowID: 9, flow: flow(.inspected), items: [.init(turn: turn, bytes: [0x00, 0x00, 0x04])]).lines()
+        #expect(Array(lines[2...]) == [
+            "Turn 10  ← server to client  at 0.229 s  65,590 of 100,221 bytes kept",
+            "  00000000  00 00 04                                          |...|",
+            "  HTTP/2 bodies past 64 KiB were left out of this turn: each stream keeps at most 64 KiB of body a direction, the rest of the connection is kept (the DATA frames that lost bytes say how many they kept).",
+        ])
+        // Lost bytes, a cut or a deleted start explain a shortfall themselves.
+        for other in [Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 1, seenBytes: 2, incomplete: true),
+                      Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 1, seenBytes: 2, cutBy: .flowBudget),
+                      Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 1, seenBytes: 2, startDeleted: true)] {
+            #expect(!other.bodiesShortened)
+        }
+    }
+
     @Test func textPreviewsAreCappedAtAKibibyteAndFullShowsAll() {
         let text = Array(String(repeating: "abcdefghi\n", count: 200).utf8)   // 2,000 bytes
         let item = TurnsPresentation.Item(turn: Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 2_000, seenBytes: 2_000),
@@ -135,7 +152,7 @@ import FlowTerms
             .init(turn: Turn(number: 1, direction: .clientToServer, startOffset: 5, keptBytes: 2, seenBytes: 2), bytes: [0x68, 0x69]),
             .init(turn: Turn(number: 2, direction: .serverToClient, startOffset: 9, keptBytes: 2, seenBytes: 4, cutBy: .turnLimit), bytes: [0, 255]),
         ]).json().serialized()
-        #expect(json == "{\"flow\":7,\"status\":null,\"turns\":[{\"number\":1,\"direction\":\"client_to_server\",\"startOffset\":5,\"keptBytes\":2,\"seenBytes\":2,\"truncated\":false,\"cutBy\":null,\"incomplete\":false,\"startDeleted\":false,\"text\":\"hi\"},{\"number\":2,\"direction\":\"server_to_client\",\"startOffset\":9,\"keptBytes\":2,\"seenBytes\":4,\"truncated\":true,\"cutBy\":\"turn_limit\",\"incomplete\":false,\"startDeleted\":false,\"base64\":\"AP8=\"}],\"absence\":null}")
+        #expect(json == "{\"flow\":7,\"status\":null,\"turns\":[{\"number\":1,\"direction\":\"client_to_server\",\"startOffset\":5,\"keptBytes\":2,\"seenBytes\":2,\"truncated\":false,\"cutBy\":null,\"incomplete\":false,\"startDeleted\":false,\"bodiesShortened\":false,\"text\":\"hi\"},{\"number\":2,\"direction\":\"server_to_client\",\"startOffset\":9,\"keptBytes\":2,\"seenBytes\":4,\"truncated\":true,\"cutBy\":\"turn_limit\",\"incomplete\":false,\"startDeleted\":false,\"bodiesShortened\":false,\"base64\":\"AP8=\"}],\"absence\":null}")
     }
 
     @Test func flowDetailSaysHowMuchWasSaved() {

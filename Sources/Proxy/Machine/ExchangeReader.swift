@@ -91,9 +91,7 @@ final class ExchangeReader {
         if http1 == nil && http2 == nil {
             // A client that starts with the HTTP/2 preface speaks h2 with prior knowledge ("PRI "
             // begins no HTTP/1 request: RFC 9113 §3.4 reserves the method).
-            let n = min(bytes.count, HTTP2FrameScanner.clientPreface.count)
-            if !readsHTTP1, direction == .clientToServer, n >= 4,
-               bytes.prefix(n).elementsEqual(HTTP2FrameScanner.clientPreface.prefix(n)) {
+            if !readsHTTP1, direction == .clientToServer, HTTP2FrameScanner.opensWithPreface(bytes) {
                 http2 = HTTP2ExchangeReading(settings)
             } else {
                 http1 = HTTP1ExchangeReading(settings, sequence: http1Sequence)
