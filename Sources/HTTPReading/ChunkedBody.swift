@@ -12,12 +12,13 @@ enum ChunkedBody {
         case invalid(data: [UInt8], position: Int, reason: String)
     }
 
-    /// Decodes the chunked body starting at `start` of `bytes`.
-    static func decode(_ bytes: [UInt8], from start: Int) -> Outcome {
+    /// Decodes the chunked body starting at `start` of `bytes`, reading no further than `end`
+    /// (nil: their end).
+    static func decode(_ bytes: [UInt8], from start: Int, to end: Int? = nil) -> Outcome {
         var decoder = HTTPChunkedDecoder(leniency: .lenient)
         var data: [UInt8] = []
         let consumed = bytes.withUnsafeBytes { all in
-            decoder.consume(UnsafeRawBufferPointer(rebasing: all[start...])) { data.append(contentsOf: $0) }
+            decoder.consume(UnsafeRawBufferPointer(rebasing: all[start..<(end ?? all.count)])) { data.append(contentsOf: $0) }
         }
         if let failure = decoder.failure {
             return .invalid(data: data, position: start + consumed, reason: failure)

@@ -139,13 +139,15 @@ enum HTTP1Reader {
     /// Reads a head at the cursor; on failure records why and stops the side.
     private static func readHead(_ side: inout Side, kind: HTTP1HeadParser.Kind, into conversation: inout HTTPConversation) -> (Head, Int)? {
         let what = kind == .request ? "request" : "response"
-        switch HTTP1HeadParser.parse(side.stream.bytes[side.position...], kind: kind, leniency: .lenient) {
+        let segment = side.stream.segment(at: side.position)
+        switch HTTP1HeadParser.parse(side.stream.bytes[side.position..<segment.end], kind: kind, leniency: .lenient) {
         case let .head(parsed):
             let head = Head(parsed: parsed, startLine: parsed.startLineText, headers: parsed.headers.map(HTTPHeader.init(recorded:)),
                             size: parsed.byteCount)
             return (head, side.position + parsed.byteCount)
         case .needMoreData:
-            let reason = side.stream.endReason("The \(what) head")
+            let reason = segment.cut.map { "The \(what) head is cut: turn \($0.turn) kept at most 64 KiB; this side cannot be read on." }
+                ?? side.stream.endReason("The \(what) head")
                 ?? "The recording ends inside a \(what) head (\(side.stream.bytes.count - side.position) bytes)."
             stop(&side, at: side.position, into: &conversation, reason)
             return nil
@@ -184,6 +186,11 @@ enum HTTP1Reader {
     private static func readBody(_ side: inout Side, head: Head, headEnd: Int, framing: Framing,
                                  into conversation: inout HTTPConversation) -> Read {
         let bytes = side.stream.bytes
+        // A body runs to the end of its segment at most: past a turn the turn limit cut, the
+        // side's next turn is the next message (HTTP/1 without pipelining: each response, and
+        // each request, its own turn), where reading resumes.
+        let segment = side.stream.segment(at: headEnd)
+        let resumes = segment.cut != nil
         var transferred: [UInt8] = []
         var trailers: [HTTPHeader] = []
         var completeness = BodyCompleteness.complete
@@ -193,24 +200,24 @@ enum HTTP1Reader {
         case .none:
             break
         case let .length(length):
-            let available = min(length, bytes.count - headEnd)
+            let available = min(length, segment.end - headEnd)
             transferred = Array(bytes[headEnd..<(headEnd + available)])
             next = headEnd + available
             if available < length {
-                completeness = side.stream.shortfall(kept: available, expected: length)
-                canContinue = false
+                completeness = side.stream.shortfall(kept: available, expected: length, in: segment)
+                canContinue = resumes
             }
         case .chunked:
-            switch ChunkedBody.decode(bytes, from: headEnd) {
+            switch ChunkedBody.decode(bytes, from: headEnd, to: segment.end) {
             case let .complete(data, chunkTrailers, end):
                 transferred = data
                 trailers = chunkTrailers
                 next = end
             case let .needsMore(data):
                 transferred = data
-                next = bytes.count
-                completeness = side.stream.shortfall(kept: data.count, expected: nil)
-                canContinue = false
+                next = segment.end
+                completeness = side.stream.shortfall(kept: data.count, expected: nil, in: segment)
+                canContinue = resumes
             case let .invalid(data, position, reason):
                 transferred = data
                 next = bytes.count
@@ -221,10 +228,13 @@ enum HTTP1Reader {
                     reason: "The chunked body cannot be read on: \(clause(reason)); reading this side stops here."))
             }
         case .untilClose:
-            transferred = Array(bytes[headEnd...])
+            // Until the connection closes: no later message to resume at.
+            transferred = Array(bytes[headEnd..<segment.end])
             next = bytes.count
             canContinue = false
-            if side.stream.end != .complete { completeness = side.stream.shortfall(kept: transferred.count, expected: nil) }
+            if side.stream.end != .complete || resumes {
+                completeness = side.stream.shortfall(kept: transferred.count, expected: nil, in: segment)
+            }
         }
         let codings = ContentDecoding.codings(head.headers.all("Content-Encoding"))
         let body = framing == .none ? HTTPBody.none : HTTPBody(framing: framing.name, transferred: transferred, encodings: codings,

@@ -35,11 +35,11 @@ public struct HTTPConversation: Sendable, Equatable {
             self.limit = limit
         }
 
-        /// The first cut turn of each side, client's first (`TurnRecorder` stops a side at its
-        /// first cut, so there is at most one per side).
+        /// The turn of each side the flow budget cut, client's first (`TurnRecorder` stops a side
+        /// there, so there is at most one per side; the turn limit cuts a turn, not its side).
         public static func of(_ turns: [RecordedTurn]) -> [RecordingStop] {
             [Direction.clientToServer, .serverToClient].compactMap { side in
-                turns.first { $0.turn.direction == side && $0.turn.cutBy != nil }
+                turns.first { $0.turn.direction == side && $0.turn.stopsSide }
                     .map { RecordingStop(direction: side, turn: $0.turn.number, limit: $0.turn.cutBy!) }
             }
         }

@@ -5,8 +5,10 @@ import FlowTerms
 /// each turn starts, and how the stream ends.
 ///
 /// A turn that lost bytes while recording (`incomplete`) has a hole somewhere inside, so the
-/// stream stops before it (`end = .gap`). A cut turn is a true prefix of what was said, so the
-/// stream keeps it and ends there (`end = .cut`).
+/// stream stops before it (`end = .gap`). A turn the flow budget cut is a true prefix of what was
+/// said, so the stream keeps it and ends there (`end = .cut`). A turn the turn limit cut is a
+/// true prefix too, and the side's next turn was recorded again: the stream goes on, in
+/// segments (`segment(at:)`), a reader resuming at the next one's start.
 struct SideStream {
     enum End: Equatable {
         /// Every byte of every turn of this side is here.
@@ -15,6 +17,19 @@ struct SideStream {
         case cut(turn: Int)
         /// `turn` lost bytes while recording; nothing from it on is in the stream.
         case gap(turn: Int)
+    }
+
+    /// Where a turn the turn limit cut ends in `bytes`, and its number.
+    struct TurnCut: Equatable {
+        var end: Int
+        var turn: Int
+    }
+
+    /// A run of bytes said without a break: up to `end`, where a turn was cut (`cut`) or the
+    /// stream ends (nil).
+    struct Segment: Equatable {
+        var end: Int
+        var cut: TurnCut?
     }
 
     struct Mark {
@@ -27,6 +42,8 @@ struct SideStream {
     private(set) var bytes: [UInt8] = []
     private(set) var marks: [Mark] = []
     private(set) var end: End = .complete
+    /// The turns the turn limit cut, in order.
+    private(set) var turnCuts: [TurnCut] = []
 
     init(direction: Direction) { self.direction = direction }
 
@@ -49,8 +66,24 @@ struct SideStream {
         }
         marks.append(Mark(start: bytes.count, turn: turn.turn.number, offset: turn.turn.startOffset))
         bytes += turn.bytes
-        if turn.turn.truncated { end = .cut(turn: turn.turn.number) }
+        switch turn.turn.cutBy {
+        case .flowBudget?: end = .cut(turn: turn.turn.number)
+        case .turnLimit?: turnCuts.append(TurnCut(end: bytes.count, turn: turn.turn.number))
+        case nil: break
+        }
         return true
+    }
+
+    /// The segment holding byte `position`: bytes from there on are one run of what was said
+    /// up to its `end`.
+    func segment(at position: Int) -> Segment {
+        guard let cut = turnCuts.first(where: { $0.end > position }) else { return Segment(end: bytes.count, cut: nil) }
+        return Segment(end: cut.end, cut: cut)
+    }
+
+    /// How a body that ran out of bytes at the end of `segment` is incomplete.
+    func shortfall(kept: Int, expected: Int?, in segment: Segment) -> BodyCompleteness {
+        segment.cut == nil ? shortfall(kept: kept, expected: expected) : .cutByBudget(kept: kept, expected: expected)
     }
 
     /// The turn holding byte `position` (the last turn when past the end) and its start offset.

@@ -6,7 +6,7 @@ public struct ChunkVerdict: Sendable, Equatable {
     /// `HTTP2BodyLimit` left of it on an HTTP/2 connection.
     public var keep: Int
     /// True when this chunk crossed a limit: it was cut to `keep` bytes and is the last chunk
-    /// written for its side.
+    /// written of its turn (of its side, when the limit was the flow budget).
     public var cut: Bool
     /// The turn this chunk's change of side ended, with its final figures (nil when the chunk
     /// continued the open run, or the run that ended was not recorded).

@@ -16,7 +16,9 @@ public struct Turn: Sendable, Equatable {
     public var keptBytes: Int
     /// Bytes the run carried on the wire (plaintext), kept or not.
     public var seenBytes: Int
-    /// The limit that cut this turn, if any. A cut turn is the last one recorded on its side.
+    /// The limit that cut this turn, if any: the rest of the turn was not kept. A turn the flow
+    /// budget cut is the last one recorded on its side; after the turn limit's, the side's
+    /// next turn is recorded again.
     public var cutBy: BudgetLimit?
     /// True when bytes meant to be kept were lost (the recording queue was full, or the content
     /// switch went off before the turn ended); `keptBytes` is then what actually reached disk.
@@ -39,8 +41,11 @@ public struct Turn: Sendable, Equatable {
         self.startDeleted = startDeleted
     }
 
-    /// True when the budget cut the turn: its side stopped being recorded after it.
+    /// True when a limit cut the turn: the rest of it was not kept.
     public var truncated: Bool { cutBy != nil }
+
+    /// True when its side was not recorded after this turn (the flow budget cut it).
+    public var stopsSide: Bool { cutBy == .flowBudget }
 
     /// True when HTTP/2 bodies in this turn were shortened by `HTTP2BodyLimit` (the only way a
     /// turn keeps fewer bytes than it saw without being cut, losing bytes or starting deleted);

@@ -11,9 +11,12 @@ import FlowTerms
 ///   change of side.
 /// - A turn keeps at most `budget.turnLimit` bytes (on an HTTP/2 connection each stream's body
 ///   does instead, `HTTP2BodyLimit`, and the turn is not limited); a direction keeps at most
-///   `budget.flowBudget` bytes over the whole flow. The budget cuts before writing: a chunk that would cross a limit
-///   is cut to fit, written, and marked, and from then on its side is not recorded — so the
-///   truncated chunk is the last one written for that side.
+///   `budget.flowBudget` bytes over the whole flow. The budget cuts before writing: a chunk that
+///   would cross a limit is cut to fit, written, and marked, and the rest of its turn is not
+///   recorded — so the truncated chunk is the last one written of that turn. The turn limit
+///   cuts only its turn: the side's next turn is recorded again (a keep-alive connection's
+///   responses after one past 64 KiB were all lost: trial 42). The flow budget, once spent,
+///   stops its side for the rest of the flow.
 /// - The turn that was cut goes on counting `seenBytes` until its side changes, so both figures
 ///   are exact. Later runs of a stopped side are not recorded and get no number; they still end
 ///   the other side's turns.
@@ -97,7 +100,9 @@ public struct TurnRecorder: Sendable, Equatable {
         run!.kept += keep
         run!.cutBy = limit
         keptPerSide[direction] += keep
-        stoppedBy[direction] = limit
+        // The turn limit cuts its turn only: the side's next turn (HTTP/1's next request or
+        // response) is kept again. A flow budget spent stops the side.
+        if limit == .flowBudget { stoppedBy[direction] = limit }
         return ChunkVerdict(turn: number, keep: keep, cut: true, ended: ended)
     }
 

@@ -99,7 +99,11 @@ public struct TurnsPresentation: Sendable {
         }
         if let limit = turn.cutBy {
             let side = DirectionWords.words(turn.direction).replacingOccurrences(of: " ", with: "-")
-            out.append("⋯ The \(side) side stopped being recorded after this turn: \(TurnsPresentation.limitWords(limit)).")
+            if turn.stopsSide {
+                out.append("⋯ The \(side) side stopped being recorded after this turn: \(TurnsPresentation.limitWords(limit)).")
+            } else {
+                out.append("⋯ The rest of this turn was not kept: \(TurnsPresentation.limitWords(limit)); the \(side) side's next turn is kept again.")
+            }
         }
         return out
     }

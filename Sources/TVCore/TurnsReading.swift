@@ -124,7 +124,7 @@ public struct TurnsReading: KeptContentReading {
             throw ContentRefusal.unsafeForTerminal(turn: turn.turn.number)
         }
         output.bytes(bytes)
-        if turn.turn.truncated || turn.turn.incomplete {
+        if turn.turn.truncated || turn.turn.incomplete || turn.turn.bodiesShortened {
             output.note("tv: this is what was kept of turn \(turn.turn.number): \(figures).")
         }
     }

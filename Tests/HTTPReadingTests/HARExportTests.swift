@@ -116,10 +116,11 @@ extension HARExportTests {
         #expect((content["comment"] as? String)?.hasSuffix("the body was cut (recording budget): size is the decoded length of the kept part; the whole body was \(sent) bytes as sent (bodySize)") == true, "\(content)")
     }
 
-    /// A keep-alive connection whose first request (a 100,000-byte upload) the turn limit cut:
-    /// the client side was recorded no further, so the next two requests are not in the content,
-    /// only their responses. Their rows become entries (a trial's HAR held 1 entry of 3 and said
-    /// "2 responses without a recorded request left out"), the two orphan responses are theirs.
+    /// A keep-alive connection whose first request (a 100,000-byte upload) spent the flow budget
+    /// (64 KiB here): the client side was recorded no further, so the next two requests are not
+    /// in the content, only their responses. Their rows become entries (a trial's HAR held 1
+    /// entry of 3 and said "2 responses without a recorded request left out"), the two orphan
+    /// responses are theirs.
     @Test func requestsPastTheBudgetComeFromTheirRows() throws {
         let body = String(repeating: "x", count: 100_000)
         let c = try #require(conversation(TurnRecorder.turns(from: [
@@ -129,8 +130,18 @@ extension HARExportTests {
             Chunk(down, at: 30, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")),
             Chunk(up, at: 40, b("GET /cookies HTTP/1.1\r\nHost: a.test\r\n\r\n")),
             Chunk(down, at: 50, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nck")),
-        ])))
+        ], budget: RecordingBudget(flowBudget: 65_536))))
         #expect(c.exchanges.map { $0.request == nil } == [false, true, true])
+        // The turn limit alone cuts the upload's turn, and the next requests are read.
+        let limited = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("POST /upload HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100000\r\n\r\n" + body)),
+            Chunk(down, at: 10, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")),
+            Chunk(up, at: 20, b("GET /json HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+            Chunk(down, at: 30, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")),
+        ])))
+        #expect(limited.exchanges.map { $0.request?.startLine } == ["POST /upload HTTP/1.1", "GET /json HTTP/1.1"])
+        #expect(limited.exchanges[0].request?.body.completeness == .cutByBudget(kept: 65_536 - 63, expected: 100_000))
+        #expect(limited.exchanges.map { $0.response?.body.content } == [b("ok"), b("{}")] && limited.problems == [])
         func row(_ id: Int64, _ sequence: Int, _ method: String, _ path: String, at offset: Int64) -> ExchangeRecord {
             var r = ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https", authority: "a.test",
                                    path: path, status: 200, reason: "OK", responseBodyBytes: 2, responseWireBytes: 2,

@@ -79,6 +79,29 @@ import Testing
         #expect(c.problems == [])
     }
 
+    /// The turn limit cuts a turn, not its side: reading resumes at the side's next turn, the
+    /// next message (a keep-alive connection's responses after one past 64 KiB were all lost:
+    /// trial 42). Chunked, length and until-close bodies each end at the cut.
+    @Test func readingResumesAtTheTurnAfterATurnLimitCut() throws {
+        let budget = RecordingBudget(turnLimit: 60, flowBudget: 10_000)
+        let chunked = b("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")   // 47 bytes
+        let read = turns([(up, b("GET /a HTTP/1.1\r\n\r\n")), (down, chunked + b("20\r\n" + String(repeating: "c", count: 32) + "\r\n0\r\n\r\n")),
+                          (up, b("POST /b HTTP/1.1\r\nContent-Length: 100\r\n\r\n" + String(repeating: "p", count: 100))),
+                          (down, b("HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")),
+                          (up, b("GET /c HTTP/1.0\r\n\r\n")), (down, b("HTTP/1.0 200 OK\r\n\r\n" + String(repeating: "u", count: 80)))],
+                         budget: budget)
+        #expect(read.map(\.turn.cutBy) == [nil, .turnLimit, .turnLimit, nil, nil, .turnLimit])
+        let c = try #require(conversation(read))
+        #expect(c.problems == [])
+        #expect(c.exchanges.map { $0.request?.startLine } == ["GET /a HTTP/1.1", "POST /b HTTP/1.1", "GET /c HTTP/1.0"])
+        #expect(c.exchanges.map { $0.response?.startLine } == ["HTTP/1.1 200 OK", "HTTP/1.1 201 Created", "HTTP/1.0 200 OK"])
+        // 47 head bytes, then "20\r\n" and 9 of the 32 data bytes fit in 60; the POST's head is 41.
+        #expect(c.exchanges[0].response?.body.completeness == .cutByBudget(kept: 9, expected: nil))
+        #expect(c.exchanges[1].request?.body.completeness == .cutByBudget(kept: 19, expected: 100))
+        #expect(c.exchanges[1].response?.body.content == b("ok") && c.exchanges[1].response?.body.completeness == .complete)
+        #expect(c.exchanges[2].response?.body.completeness == .cutByBudget(kept: 41, expected: nil))
+    }
+
     @Test func aGzipBodyCutByTheBudgetDecodesItsRecordedPart() throws {
         let body = EncodedBodies.gzip
         let head = b("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n")

@@ -137,20 +137,23 @@ struct ContentRunTests {
         try tv.stop()
     }
 
-    @Test("a 1 MiB response: exactly 65,536 kept of 1,048,576 + head bytes seen; the side stops; --raw equals what nginx sent for that range")
+    @Test("a 1 MiB response: exactly 65,536 kept of 1,048,576 + head bytes seen, the rest of its turn not kept, the next request and response on the connection kept whole (all were lost after it: trial 42); --raw equals what nginx sent for that range")
     func oneMiBResponse() throws {
         let world = try Self.world()
         let box = world.sandbox
         let tv = try world.run("--inspect", "--keep-content")
         let w = box.work
-        let r = try box.curl(Self.h1(world, tv, "/1m.bin", head: w + "/d", body: w + "/b"))
+        // One keep-alive connection (curl reuses it across --next): the big response, then a small one.
+        let r = try box.curl(Self.h1(world, tv, "/1m.bin", head: w + "/d", body: w + "/b")
+                             + ["--next", "-x", tv.proxyURL, "--cacert", world.tvRoot, "--http1.1", "-o", w + "/b2", world.url("/index.html")])
         #expect(r.status == 0, "\(r)")
         #expect(box.read(w + "/b") == Self.oneMiB)
         let response = Self.response(box, head: w + "/d", body: w + "/b")
         let headCount = response.count - 1_048_576
         let id = try #require(try box.closedFlows(1).first?.int("id"))
         let turns = try Self.turns(box, id)
-        try #require(turns.count == 2, "\(turns.map(\.json))")
+        try #require(turns.count == 4, "\(turns.map(\.json))")
+        #expect(turns[2].bytes.starts(with: Data("GET /index.html HTTP/1.1\r\n".utf8)) && turns[3].bytes.starts(with: Data("HTTP/1.1 200 OK\r\n".utf8)))
         let cut = turns[1]
         #expect(cut.json.int("keptBytes") == 65_536)
         #expect(cut.json.int("seenBytes") == 1_048_576 + headCount)
@@ -160,9 +163,11 @@ struct ContentRunTests {
 
         let text = try box.tv("turns", String(id)).out
         #expect(matches(text, #"Turn 2  ← server to client  at \d+\.\d{3} s  65,536 of \#(grouped(1_048_576 + headCount)) bytes kept\n"#), "\(text)")
-        #expect(text.hasSuffix("⋯ The server-to-client side stopped being recorded after this turn: a turn keeps at most 64 KiB.\n"), "\(text)")
+        #expect(text.contains("⋯ The rest of this turn was not kept: a turn keeps at most 64 KiB; the server-to-client side's next turn is kept again.\n"), "\(text)")
         let http = try box.tv("turns", String(id), "--http").out
         #expect(http.contains("Cut by a recording limit: \(grouped(65_536 - headCount)) of 1,048,576 body bytes were kept."), "\(http)")
+        let exchanges = exchangeBlocks(http)
+        #expect(exchanges.count == 2 && exchanges[1].contains("    GET /index.html HTTP/1.1\n") && exchanges[1].contains("      hello from nginx\n"), "\(http.suffix(1_500))")
 
         let rawFile = w + "/turn2.bin"
         #expect(try box.tv("turns", String(id), "--turn", "2", "--raw", "-o", rawFile).status == 0)

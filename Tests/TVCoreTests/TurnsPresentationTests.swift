@@ -49,7 +49,7 @@ import FlowTerms
                      : "  000000\(row < 16 ? String(row, radix: 16) : "")0  41 41 41 41 41 41 41 41  41 41 41 41 41 41 41 41  |AAAAAAAAAAAAAAAA|"
         } + [
             "  … showing 256 of 65,536 bytes; --full prints all that was kept.",
-            "⋯ The server-to-client side stopped being recorded after this turn: a turn keeps at most 64 KiB.",
+            "⋯ The rest of this turn was not kept: a turn keeps at most 64 KiB; the server-to-client side's next turn is kept again.",
         ])
     }
 
