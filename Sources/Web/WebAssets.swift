@@ -955,7 +955,9 @@ async function content(id) {
     screen("Decrypted content of " + id, back, h("p", {}, harLink(id)), http,
       ...turns.map(turn => h("section", { class: "card" },
         h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
-          + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
+          + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + (turn.cutBy === "flow_budget"
+              ? " (cut; the rest of this side was not recorded)" : " (cut at 64 KiB; this side's next turn is kept again)")
+            : turn.bodiesShortened ? " kept of " + bytes(turn.seenBytes) + " (HTTP/2 bodies past 64 KiB were left out)" : "")),
         h("p", {}, h("a", { href: withToken(`/api/flows/${id}/turns/${turn.number}/raw`), download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
         turn.unreadable ? errorCard(turn.unreadable)
           : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
