@@ -99,7 +99,7 @@ public struct DecodingCut: Sendable, Equatable {
 
     /// One sentence: how far decoding went, from how many kept bytes, which limit stopped it,
     /// and what is shown. E.g. "Decoded 64.0 KiB from 27 bytes of br and stopped: tv decodes a
-    /// body to at most 1,000 times its kept size (at least 64.0 KiB); shown: the first 64.0 KiB."
+    /// body to at most 1,000 times its kept size (at least 64.0 KiB); the decoded body ends there."
     public var sentence: String {
         let coding = codings.joined(separator: ", ")
         let from = ByteWords.bytes(kept)
@@ -117,6 +117,6 @@ public struct DecodingCut: Sendable, Equatable {
         case .commandBudget:
             why = "this command decodes at most \(ByteWords.binary(Int64(budget.commandCap))) in all"
         }
-        return "Decoded \(decoded) from \(from) of \(coding) and stopped: \(why); shown: the first \(decoded)."
+        return "Decoded \(decoded) from \(from) of \(coding) and stopped: \(why); the decoded body ends there."
     }
 }

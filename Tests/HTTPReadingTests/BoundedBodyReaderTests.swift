@@ -55,7 +55,7 @@ import TVHome
         let reading = reader.measure(body(bomb, "gzip"), keeping: 0)
         #expect(reading.size == 16_777_216)
         #expect(reading.cut?.limit == DecodingLimit(bytes: 16_777_216, rule: .bodyCap))
-        #expect(reading.note == "Decoded 16.0 MiB from \(ByteWords.grouped(Int64(bomb.count))) bytes of gzip and stopped: tv decodes a body to at most 16.0 MiB; shown: the first 16.0 MiB.")
+        #expect(reading.note == "Decoded 16.0 MiB from \(ByteWords.grouped(Int64(bomb.count))) bytes of gzip and stopped: tv decodes a body to at most 16.0 MiB; the decoded body ends there.")
     }
 
     @Test func theCommandBudgetRunsOutAcrossBodiesAndTheRestIsShownAsTransferred() throws {
@@ -69,7 +69,7 @@ import TVHome
         #expect(readings.map(\.decoded) == [true, true, true, false])
         #expect(readings.map { $0.cut?.limit.rule } == [.ratio, .ratio, .commandBudget, .commandBudget])
         let all = ByteWords.binary(Int64(budget.commandCap))
-        #expect(readings[2].note == "Decoded 19.9 KiB from \(bomb.count) bytes of zstd and stopped: this command decodes at most \(all) in all; shown: the first 19.9 KiB.")
+        #expect(readings[2].note == "Decoded 19.9 KiB from \(bomb.count) bytes of zstd and stopped: this command decodes at most \(all) in all; the decoded body ends there.")
         #expect(readings[3].note == "Not decoded: this command has already decoded \(all), the most it decodes in all; shown: the \(bomb.count) bytes of zstd as transferred (ask for fewer flows or bodies at a time to see it decoded).")
         #expect(reader.budget.spent == 2 * work + 65_536)
         #expect(streamed(reader, body(bomb, "zstd"), readings[3]).count == bomb.count)

@@ -58,13 +58,13 @@ import Testing
 
     @Test func eachCutIsSaidWithItsFigures() {
         #expect(DecodingCut(limit: DecodingLimit(bytes: 65_536, rule: .ratio), codings: ["br"], kept: 14, budget: standard).sentence
-            == "Decoded 64.0 KiB from 14 bytes of br and stopped: tv decodes a body to at most 1,000 times its kept size (at least 64.0 KiB); shown: the first 64.0 KiB.")
+            == "Decoded 64.0 KiB from 14 bytes of br and stopped: tv decodes a body to at most 1,000 times its kept size (at least 64.0 KiB); the decoded body ends there.")
         #expect(DecodingCut(limit: DecodingLimit(bytes: 530_000, rule: .ratio), codings: ["zstd"], kept: 530, budget: standard).sentence
-            == "Decoded 518 KiB from 530 bytes of zstd and stopped: tv decodes a body to at most 1,000 times its kept size (at least 64.0 KiB); shown: the first 518 KiB.")
+            == "Decoded 518 KiB from 530 bytes of zstd and stopped: tv decodes a body to at most 1,000 times its kept size (at least 64.0 KiB); the decoded body ends there.")
         #expect(DecodingCut(limit: DecodingLimit(bytes: 16_777_216, rule: .bodyCap), codings: ["br", "gzip"], kept: 32_606, budget: standard).sentence
-            == "Decoded 16.0 MiB from 32,606 bytes of br, gzip and stopped: tv decodes a body to at most 16.0 MiB; shown: the first 16.0 MiB.")
+            == "Decoded 16.0 MiB from 32,606 bytes of br, gzip and stopped: tv decodes a body to at most 16.0 MiB; the decoded body ends there.")
         #expect(DecodingCut(limit: DecodingLimit(bytes: 777_216, rule: .commandBudget), codings: ["gzip"], kept: 16_303, budget: standard).sentence
-            == "Decoded 759 KiB from 16,303 bytes of gzip and stopped: this command decodes at most 64.0 MiB in all; shown: the first 759 KiB.")
+            == "Decoded 759 KiB from 16,303 bytes of gzip and stopped: this command decodes at most 64.0 MiB in all; the decoded body ends there.")
         #expect(DecodingCut(limit: DecodingLimit(bytes: 0, rule: .commandBudget), codings: ["br"], kept: 1, budget: standard).sentence
             == "Not decoded: this command has already decoded 64.0 MiB, the most it decodes in all; shown: the 1 byte of br as transferred (ask for fewer flows or bodies at a time to see it decoded).")
     }

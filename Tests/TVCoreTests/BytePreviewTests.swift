@@ -78,7 +78,7 @@ import Testing
         ])
         let view = HTTPPresentation(flowID: 7, flow: nil, result: HTTPReader.read(turns))
         let zeros = "00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|"
-        let sentence = "    Decoded 64.0 KiB from \(bomb.count) bytes of br and stopped: tv decodes a body to at most 1,000 times its kept size (at least 64.0 KiB); shown: the first 64.0 KiB."
+        let sentence = "    Decoded 64.0 KiB from \(bomb.count) bytes of br and stopped: tv decodes a body to at most 1,000 times its kept size (at least 64.0 KiB); the decoded body ends there."
         #expect(Array(view.lines().suffix(19)) == [
             "    body: 65,536 bytes, decoded from br (\(bomb.count) bytes as sent), content-length",
         ] + (0..<16).map { "      000000\(String($0, radix: 16))0  " + zeros } + [
