@@ -13,6 +13,10 @@ public enum CaptureError: UserFacingError, Equatable {
     case notInHistory(seq: Int64, path: String)
     /// `tv captures delete SEQ` named the file being written.
     case recording(seq: Int64)
+    /// `tv captures delete NAME` named a decrypted capture that is not in the captures folder.
+    case noSuchDecryptedCapture(name: String)
+    /// `tv captures delete NAME` named the decrypted capture a session is writing.
+    case decryptedRecording(name: String)
     /// The file could not be removed (its row is already marked deleted: the next sweep tries
     /// again).
     case cannotDelete(path: String, reason: String)
@@ -29,6 +33,10 @@ public enum CaptureError: UserFacingError, Equatable {
             return "Capture \(seq) is not in this history, though \(path) is in the folder (from a database moved aside, or copied in); tv deletes only what it recorded here, so remove that file yourself if you no longer want it."
         case let .recording(seq):
             return "Capture \(seq) is being recorded and cannot be deleted; run `tv captures rotate` to close it first, then delete it."
+        case let .noSuchDecryptedCapture(name):
+            return "There is no decrypted capture named \(TerminalText.line(name)); `tv captures` lists the ones that exist."
+        case let .decryptedRecording(name):
+            return "The decrypted capture \(name) is being written and cannot be deleted; run `tv captures rotate` to close it first, then delete it."
         case let .cannotDelete(path, reason):
             return "tv cannot delete \(path) (\(reason)); the capture is marked deleted and its file is removed at the next `tv captures` or session start once that is fixed."
         case .store(let error):

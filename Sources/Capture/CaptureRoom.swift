@@ -34,18 +34,52 @@ public enum CaptureRoom: Sendable, Equatable {
         case noLimit(used: Int64)
     }
 
+    /// How long closed captures are kept: the rule every expiry outcome says.
+    public struct ExpiryRule: Sendable, Equatable {
+        /// `captures.maxAge` (µs); nil when it is off (packet captures do not expire).
+        public var maxAgeMicros: Int64?
+        /// How long a closed decrypted capture is kept (µs): the sooner of `captures.maxAge` and
+        /// `content.expiry`, since they hold plaintext (`DecryptedCaptureRetention.maxAge`); nil
+        /// when the rule is not said (no decrypted capture, and none being written).
+        public var decryptedMaxAgeMicros: Int64?
+
+        public init(maxAgeMicros: Int64?, decryptedMaxAgeMicros: Int64? = nil) {
+            self.maxAgeMicros = maxAgeMicros
+            self.decryptedMaxAgeMicros = decryptedMaxAgeMicros
+        }
+    }
+
     /// The expiry half.
     public enum Expiry: Sendable, Equatable {
         /// The oldest closed capture expires at `micros` (µs since the epoch).
-        case date(micros: Int64, maxAgeMicros: Int64)
-        /// `count` closed captures are already past the expiry.
-        case past(count: Int, maxAgeMicros: Int64)
+        case date(micros: Int64, rule: ExpiryRule)
+        /// `count` closed captures are already past their expiry.
+        case past(count: Int, rule: ExpiryRule)
         /// No capture has closed yet: none has an age to count from.
-        case noDateYet(maxAgeMicros: Int64)
+        case noDateYet(rule: ExpiryRule)
         /// Every closed capture is audit evidence: none expires until its audit session is deleted.
-        case onlyEvidence(maxAgeMicros: Int64)
-        /// Captures do not expire.
+        case onlyEvidence(rule: ExpiryRule)
+        /// Captures do not expire (no decrypted capture is kept either).
         case off
+    }
+
+    /// A decrypted capture (`decrypted-*.pcapng`) as the room counts it: they live under the same
+    /// size limit, and expire by the sooner of `captures.maxAge` and `content.expiry`.
+    public struct DecryptedFile: Sendable, Equatable {
+        public var bytes: Int64
+        /// Its last write (µs since the epoch): a closed one's age counts from it, as retention's.
+        public var modifiedMicros: Int64
+        /// A session writes it (never deleted).
+        public var isRecording: Bool
+        /// An audit session holds it (never deleted by a limit).
+        public var isEvidence: Bool
+
+        public init(bytes: Int64, modifiedMicros: Int64, isRecording: Bool, isEvidence: Bool = false) {
+            self.bytes = bytes
+            self.modifiedMicros = modifiedMicros
+            self.isRecording = isRecording
+            self.isEvidence = isEvidence
+        }
     }
 
     /// The bytes the size limit still leaves (nil: no size limit, or limits not read); 0 when full.
@@ -60,13 +94,15 @@ public enum CaptureRoom: Sendable, Equatable {
 
     /// Evaluates the captures (`files`: not deleted) against the two limits at `nowMicros`. A
     /// capture's age counts from its close (`endedMicros`); the one being recorded has none.
-    /// `decryptedBytes`: the decrypted captures (`decrypted-*.pcapng`), which live under the same
-    /// size limit (`DecryptedCaptureRetention`) and so count in what is used (a trial's room said
-    /// 2.6 MiB left where 2.3 MiB of decrypted captures left 0.3). `evidence`: the sequences of
-    /// the captures audit sessions hold, which count but never go (a trial's room said the oldest
-    /// would go, and gave it an expiry date, when it was evidence).
-    public static func evaluate(files: [CaptureFile], decryptedBytes: Int64 = 0, evidence: Set<Int64> = [],
-                                maxBytes: (name: String, limit: SettingLimit),
+    /// `decrypted`: the decrypted captures (`decrypted-*.pcapng`), which live under the same size
+    /// limit (`DecryptedCaptureRetention`) and so count in what is used (a trial's room said
+    /// 2.6 MiB left where 2.3 MiB of decrypted captures left 0.3), and expire after
+    /// `decryptedMaxAgeMicros` (a trial's room said "No capture has closed yet" while 13 closed
+    /// decrypted captures were past their expiry). `evidence`: the sequences of the captures audit
+    /// sessions hold, which count but never go (a trial's room said the oldest would go, and gave
+    /// it an expiry date, when it was evidence).
+    public static func evaluate(files: [CaptureFile], decrypted: [DecryptedFile] = [], decryptedMaxAgeMicros: Int64? = nil,
+                                evidence: Set<Int64> = [], maxBytes: (name: String, limit: SettingLimit),
                                 maxAge: (name: String, limit: SettingLimit), nowMicros: Int64) -> CaptureRoom {
         var unreadable: [Unreadable] = []
         if case .unreadable(let text) = maxBytes.limit { unreadable.append(Unreadable(name: maxBytes.name, text: text)) }
@@ -81,16 +117,21 @@ public enum CaptureRoom: Sendable, Equatable {
             present.bytes = size
             return present
         }
-        let used = files.reduce(Int64(0)) { $0 + $1.bytes } + max(0, decryptedBytes)
-        if case .off = maxBytes.limit, case .off = maxAge.limit { return .neitherLimit(used: used) }
+        let used = files.reduce(Int64(0)) { $0 + $1.bytes } + decrypted.reduce(Int64(0)) { $0 + max(0, $1.bytes) }
+        let decryptedAge = decrypted.isEmpty ? nil : decryptedMaxAgeMicros
+        if case .off = maxBytes.limit, case .off = maxAge.limit, decryptedAge == nil { return .neitherLimit(used: used) }
         let size: Size
         switch maxBytes.limit {
         case .limit(let limit):
+            // The files being written are never deleted, whatever their kind (a trial's room said
+            // the limit was full while the only file over it was the decrypted one being written).
             let open = files.filter(\.isRecording).reduce(Int64(0)) { $0 + $1.bytes }
-            let closed = files.filter { !$0.isRecording }
+                + decrypted.filter(\.isRecording).reduce(Int64(0)) { $0 + $1.bytes }
+            let closed = files.filter { !$0.isRecording }.map { evidence.contains($0.seq) }
+                + decrypted.filter { !$0.isRecording }.map(\.isEvidence)
             if open >= limit {
                 size = .openCaptureOverLimit(open: open, limit: limit)
-            } else if used >= limit, !closed.isEmpty, closed.allSatisfy({ evidence.contains($0.seq) }) {
+            } else if used >= limit, !closed.isEmpty, closed.allSatisfy({ $0 }) {
                 size = .heldAsEvidence(used: used, limit: limit)
             } else if used >= limit {
                 size = .full(used: used, limit: limit)
@@ -100,23 +141,32 @@ public enum CaptureRoom: Sendable, Equatable {
         default:
             size = .noLimit(used: used)
         }
+        var packetAge: Int64?
+        if case .limit(let age) = maxAge.limit { packetAge = age }
+        let rule = ExpiryRule(maxAgeMicros: packetAge, decryptedMaxAgeMicros: decryptedAge)
+        guard packetAge != nil || decryptedAge != nil else { return .limits(size: size, expiry: .off) }
+        // When each closed capture expires; nil for one that never does (evidence, or packet
+        // captures with captures.maxAge off).
+        let closedFiles = files.filter { !$0.isRecording }
+        let closedDecrypted = decrypted.filter { !$0.isRecording }
+        var expiries: [Int64] = []
+        if let packetAge {
+            expiries += closedFiles.filter { !evidence.contains($0.seq) }.map { ($0.endedMicros ?? $0.startedMicros) + packetAge }
+        }
+        if let decryptedAge {
+            expiries += closedDecrypted.filter { !$0.isEvidence }.map { $0.modifiedMicros + decryptedAge }
+        }
+        let anyClosed = !(packetAge == nil ? [] : closedFiles).isEmpty || !closedDecrypted.isEmpty
+        let past = expiries.filter { $0 <= nowMicros }.count
         let expiry: Expiry
-        switch maxAge.limit {
-        case .limit(let age):
-            let closedFiles = files.filter { !$0.isRecording }
-            let closed = closedFiles.filter { !evidence.contains($0.seq) }.map { $0.endedMicros ?? $0.startedMicros }
-            let past = closed.filter { $0 + age <= nowMicros }.count
-            if past > 0 {
-                expiry = .past(count: past, maxAgeMicros: age)
-            } else if let oldest = closed.min() {
-                expiry = .date(micros: oldest + age, maxAgeMicros: age)
-            } else if !closedFiles.isEmpty {
-                expiry = .onlyEvidence(maxAgeMicros: age)
-            } else {
-                expiry = .noDateYet(maxAgeMicros: age)
-            }
-        default:
-            expiry = .off
+        if past > 0 {
+            expiry = .past(count: past, rule: rule)
+        } else if let first = expiries.min() {
+            expiry = .date(micros: first, rule: rule)
+        } else if anyClosed {
+            expiry = .onlyEvidence(rule: rule)
+        } else {
+            expiry = .noDateYet(rule: rule)
         }
         return .limits(size: size, expiry: expiry)
     }

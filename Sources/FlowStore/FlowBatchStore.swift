@@ -78,9 +78,10 @@ struct SQLiteFlowBackend: FlowBatchBackend {
 
 /// How long to wait before the next attempt after `failures` failed attempts in a row: `base`
 /// doubled for each failure after the first, at most `cap` (milliseconds; pure).
-/// `RetryBackoff.delay(failures: 3, base: 200, cap: 5_000)` is 800.
-enum RetryBackoff {
-    static func delay(failures: Int, base: Int, cap: Int) -> Int {
+/// `RetryBackoff.delay(failures: 3, base: 200, cap: 5_000)` is 800. The flow writers' reconnects
+/// and the decrypted capture's new file after a failed write take it.
+public enum RetryBackoff {
+    public static func delay(failures: Int, base: Int, cap: Int) -> Int {
         let base = max(base, 1)
         guard failures > 1 else { return min(base, max(cap, base)) }
         let shift = min(failures - 1, 20)

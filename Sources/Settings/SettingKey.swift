@@ -43,7 +43,7 @@ public enum SettingKeys {
     /// How long kept content lives: `1h`, `1d` (default) or `1w`; never forever.
     public static let contentExpiry = SettingKey<String>(
         "content.expiry", default: "1d",
-        summary: "How long kept content lives: 1h, 1d or 1w (never forever); packet captures older than it lose their TLS secrets.")
+        summary: "How long kept content lives: 1h, 1d or 1w (never forever); decrypted captures closed longer ago are deleted, and packet captures older than it lose their TLS secrets.")
     /// Bytes kept per flow and direction (default 1 MiB); a turn keeps at most 64 KiB.
     public static let contentFlowBudget = SettingKey<Int>(
         "content.flowBudget", default: 1_048_576,
@@ -76,19 +76,19 @@ public enum SettingKeys {
     /// When the file being written is closed and the next opened, by size (`64MB`; `off`).
     public static let captureRotateBytes = SettingKey<String>(
         "capture.rotateBytes", default: "64MB",
-        summary: "Start a new capture file once the open one reaches this size (e.g. 64MB; off).")
+        summary: "Start a new capture file once the open one reaches this size (e.g. 64MB; off): packet captures and decrypted captures alike.")
     /// …and by age (`1h`; `off`).
     public static let captureRotateAge = SettingKey<String>(
         "capture.rotateAge", default: "1h",
-        summary: "Start a new capture file once the open one is this old (e.g. 1h; off).")
+        summary: "Start a new capture file once the open one is this old (e.g. 1h; off): packet captures and decrypted captures alike.")
     /// The most the capture files may occupy together (`2GB`; `off`: no size limit).
     public static let capturesMaxBytes = SettingKey<String>(
         "captures.maxBytes", default: "2GB",
-        summary: "The most all capture files may occupy (e.g. 2GB; off for no size limit).")
+        summary: "The most all capture files, decrypted ones included, may occupy (e.g. 2GB; off for no size limit); the oldest closed ones go first.")
     /// How long a closed capture file is kept (`30d`; `off`: captures do not expire).
     public static let capturesMaxAge = SettingKey<String>(
         "captures.maxAge", default: "30d",
-        summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire).")
+        summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire); a decrypted capture, which holds plaintext, at most content.expiry.")
 
     // Issue 17: the decrypted capture.
     /// Whether inspected connections' plaintext is written as synthesized TCP to

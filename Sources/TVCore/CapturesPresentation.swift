@@ -115,7 +115,7 @@ public enum CapturesPresentation {
             (file.name, Units.bytes(file.bytes), file.isRecording ? "Recording" : "closed")
         }
         let nameWidth = rows.map(\.0.count).max() ?? 0, sizeWidth = rows.map(\.1.count).max() ?? 0
-        return ["\(files.count) decrypted capture\(files.count == 1 ? "" : "s") (inspected connections' plaintext as TCP, for Wireshark without keys; `tv content delete` and retention remove them):"]
+        return ["\(files.count) decrypted capture\(files.count == 1 ? "" : "s") (inspected connections' plaintext as TCP, for Wireshark without keys; `tv captures delete NAME`, `tv content delete` and retention remove closed ones):"]
             + rows.map { name, size, state in
                 "  " + name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
                     + String(repeating: " ", count: sizeWidth - size.count) + size + "  " + state
@@ -147,6 +147,19 @@ public enum CapturesPresentation {
             + (evidence ? " It is audit evidence (it holds packets of an audit session's connections, which `tv audit bundle` packs): the bundle made after this has no packets from it." : "")
     }
 
+    /// Said before a decrypted capture is deleted (`tv captures delete decrypted-….pcapng`).
+    /// - Parameter evidence: its span meets an audit session's (`tv audit bundle` cuts from it).
+    public static func deletionWarning(decrypted file: DecryptedCaptureRetention.File, evidence: Bool = false) -> String {
+        "Deleting \(file.name) (\(Units.bytes(file.bytes))): the plaintext of the inspected connections it holds goes and does not come back; the connections stay in your history (and their kept content, `tv turns`, until content.expiry)."
+            + (evidence ? " It is audit evidence (its time meets an audit session's, which `tv audit bundle` packs): the bundle made after this has no decrypted packets from it." : "")
+    }
+
+    /// Said after a decrypted capture was deleted: what it held, or that it was already gone.
+    public static func deleted(decrypted name: String, freed: Int64?) -> String {
+        guard let freed else { return "\(name) was already gone (or a session began writing it again); nothing was freed." }
+        return "Deleted \(name); \(Units.bytes(freed)) freed."
+    }
+
     /// Said after: what the unlinked file held (`freed` bytes), or that it was already gone
     /// (a trial's moved-away file was "deleted; 1.1 KiB freed").
     public static func deleted(_ file: CaptureFile, freed: Int64) -> String {
@@ -173,7 +186,7 @@ public enum CapturesPresentation {
         case let .limits(size, expiry):
             lines = [sizeSentence(size), expirySentence(expiry)]
         }
-        if decryptedBytes > 0 { lines[0] += " \(Units.bytes(decryptedBytes)) of that is decrypted captures (`tv storage` lists them)." }
+        if decryptedBytes > 0 { lines[0] += " \(Units.bytes(decryptedBytes)) of that is decrypted captures (`tv captures` lists them)." }
         // Without a size limit, only a disk nearly full is news.
         if let diskFree, diskFree < room.leftUnderLimit ?? (64 << 20) {
             lines.append(diskFree == 0
@@ -186,8 +199,10 @@ public enum CapturesPresentation {
     /// `tv captures room --json`: the same outcome as `roomLines`, as fields. `outcome` is
     /// `neitherLimit`, `unreadable` or `limits`; with `limits`, `size.outcome` is one of
     /// `roomToSpare`, `full`, `openCaptureOverLimit`, `noLimit` and `expiry.outcome` one of
-    /// `date`, `past`, `noDateYet`, `off` (the `CaptureRoom` case names). Sizes in bytes, times
-    /// in µs (`expiresMicros` since the epoch, `maxAgeMicros` a duration).
+    /// `date`, `past`, `noDateYet`, `onlyEvidence`, `off` (the `CaptureRoom` case names), with the
+    /// rule: `maxAgeMicros` (captures.maxAge, null when off) and `decryptedMaxAgeMicros` (how long
+    /// a closed decrypted capture is kept, when any is there). Sizes in bytes, times in µs
+    /// (`expiresMicros` since the epoch, the ages durations).
     public static func roomJSON(_ room: CaptureRoom, decryptedBytes: Int64 = 0) -> JSONValue {
         switch room {
         case .neitherLimit(let used):
@@ -209,16 +224,21 @@ public enum CapturesPresentation {
             case .noLimit(let used):
                 sizeFields = [("outcome", .string("noLimit")), ("usedBytes", .int(used))]
             }
+            // The rule: captures.maxAge (null when off) and, when said, the decrypted captures' own.
+            func rule(_ rule: CaptureRoom.ExpiryRule) -> [(String, JSONValue)] {
+                [("maxAgeMicros", rule.maxAgeMicros.map { .int($0) } ?? .null)]
+                    + (rule.decryptedMaxAgeMicros.map { [("decryptedMaxAgeMicros", .int($0))] } ?? [])
+            }
             let expiryFields: [(String, JSONValue)]
             switch expiry {
-            case let .date(micros, age):
-                expiryFields = [("outcome", .string("date")), ("expiresMicros", .int(micros)), ("maxAgeMicros", .int(age))]
-            case let .past(count, age):
-                expiryFields = [("outcome", .string("past")), ("captures", .int(Int64(count))), ("maxAgeMicros", .int(age))]
-            case .noDateYet(let age):
-                expiryFields = [("outcome", .string("noDateYet")), ("maxAgeMicros", .int(age))]
-            case .onlyEvidence(let age):
-                expiryFields = [("outcome", .string("onlyEvidence")), ("maxAgeMicros", .int(age))]
+            case let .date(micros, r):
+                expiryFields = [("outcome", .string("date")), ("expiresMicros", .int(micros))] + rule(r)
+            case let .past(count, r):
+                expiryFields = [("outcome", .string("past")), ("captures", .int(Int64(count)))] + rule(r)
+            case .noDateYet(let r):
+                expiryFields = [("outcome", .string("noDateYet"))] + rule(r)
+            case .onlyEvidence(let r):
+                expiryFields = [("outcome", .string("onlyEvidence"))] + rule(r)
             case .off:
                 expiryFields = [("outcome", .string("off"))]
             }
@@ -244,17 +264,49 @@ public enum CapturesPresentation {
 
     static func expirySentence(_ expiry: CaptureRoom.Expiry) -> String {
         switch expiry {
-        case let .date(micros, age):
-            return "The oldest capture expires on \(Units.utc(micros / 1_000_000, format: "%Y-%m-%d %H:%M UTC")) (captures are kept \(ageWords(age)) after they close)."
-        case let .past(count, age):
-            return "\(count == 1 ? "1 capture is" : "\(count) captures are") already past the \(ageWords(age)) expiry and \(count == 1 ? "goes" : "go") at the next cleanup."
-        case .noDateYet(let age):
-            return "No capture has closed yet, so none has an expiry date: a capture is kept \(ageWords(age)) from when it closes, and the one being recorded closes when the next one opens."
-        case .onlyEvidence(let age):
-            return "Every closed capture is audit evidence, which does not expire until its audit session is deleted; others are kept \(ageWords(age)) after they close."
+        case let .date(micros, rule):
+            return "The oldest capture expires on \(Units.utc(micros / 1_000_000, format: "%Y-%m-%d %H:%M UTC")) (\(ruleWords(rule)))."
+        case let .past(count, rule):
+            let captures = count == 1 ? "1 capture is" : "\(count) captures are"
+            let goes = count == 1 ? "goes" : "go"
+            if let age = rule.maxAgeMicros, !decryptedSooner(rule) {
+                return "\(captures) already past the \(ageWords(age)) expiry and \(goes) at the next cleanup."
+            }
+            return "\(captures) already past their expiry and \(goes) at the next cleanup (\(ruleWords(rule)))."
+        case .noDateYet(let rule):
+            guard let age = rule.maxAgeMicros else {
+                return "No decrypted capture has closed yet, so none has an expiry date: a decrypted capture is kept \(ageWords(rule.decryptedMaxAgeMicros ?? 0)) from when it closes (content.expiry: it holds plaintext; packet captures do not expire, captures.maxAge is off), and the one being written closes when the next one opens."
+            }
+            let decrypted = decryptedSooner(rule) ? " (a decrypted capture, which holds plaintext, \(ageWords(rule.decryptedMaxAgeMicros ?? 0)): content.expiry is sooner)" : ""
+            return "No capture has closed yet, so none has an expiry date: a capture is kept \(ageWords(age)) from when it closes\(decrypted), and the one being recorded closes when the next one opens."
+        case .onlyEvidence(let rule):
+            if let age = rule.maxAgeMicros, !decryptedSooner(rule) {
+                return "Every closed capture is audit evidence, which does not expire until its audit session is deleted; others are kept \(ageWords(age)) after they close."
+            }
+            return "Every closed capture is audit evidence, which does not expire until its audit session is deleted; for others, \(ruleWords(rule))."
         case .off:
             return "Captures do not expire (captures.maxAge is off)."
         }
+    }
+
+    /// Whether decrypted captures are kept for less than packet captures (or packet captures do
+    /// not expire): then the rule says both.
+    static func decryptedSooner(_ rule: CaptureRoom.ExpiryRule) -> Bool {
+        guard let decrypted = rule.decryptedMaxAgeMicros else { return false }
+        return rule.maxAgeMicros.map { decrypted < $0 } ?? true
+    }
+
+    /// How long closed captures are kept, as the expiry sentences say it: "captures are kept 30
+    /// days after they close", and, when decrypted captures go sooner, "; decrypted captures,
+    /// which hold plaintext, 1 hour (content.expiry is sooner)".
+    static func ruleWords(_ rule: CaptureRoom.ExpiryRule) -> String {
+        let packets = rule.maxAgeMicros.map { "captures are kept \(ageWords($0)) after they close" }
+            ?? "packet captures do not expire (captures.maxAge is off)"
+        guard decryptedSooner(rule), let decrypted = rule.decryptedMaxAgeMicros else { return packets }
+        guard rule.maxAgeMicros != nil else {
+            return packets + "; decrypted captures, which hold plaintext, are kept \(ageWords(decrypted)) after they close (content.expiry)"
+        }
+        return packets + "; decrypted captures, which hold plaintext, \(ageWords(decrypted)) (content.expiry is sooner)"
     }
 
     /// "30 days", "1 day", "12 hours", "90 minutes", "45 seconds".
@@ -284,6 +336,18 @@ extension CapturesPresentation {
             line += ", through the page cache (the captures folder's file system refused O_DIRECT)"
         }
         return line
+    }
+
+    /// The `tv status` line of a session's decrypted capture (`QueueStatus`' values), nil when
+    /// the session writes none. What it could not save is said by the losses' lines
+    /// (`RecordingPresentation.statusLines`).
+    public static func decryptedStatusLine(_ values: [String: String]) -> String? {
+        guard let written = values[QueueStatus.decryptedPacketsWritten].flatMap({ Int64($0) }) else { return nil }
+        let file = values[QueueStatus.decryptedRecording].map { "\(TerminalText.line($0)) recording" }
+            ?? (values["decryptedCapture.failing"] == "on" ? "no file open while writes fail"
+                : "no file open (the next opens with the next inspected packet)")
+        let files = Int64(values[QueueStatus.decryptedFilesOpened] ?? "0") ?? 0
+        return "\(file), \(ByteWords.grouped(written)) packet\(written == 1 ? "" : "s") written in \(ByteWords.grouped(files)) file\(files == 1 ? "" : "s")"
     }
 
     /// Said when a TUN session ends and its capture lost packets (nil: it lost none).

@@ -1,4 +1,5 @@
 import Capture
+import FlowStore
 import FlowTerms
 import Settings
 import TVHome
@@ -6,13 +7,21 @@ import Tunnel
 
 /// Whether a session writes the decrypted capture, and where: `capture.decrypted` on and
 /// inspection on (without inspection there is no plaintext of encrypted flows to write). The
-/// file is `captures/decrypted-YYYYMMDD-HHMMSS.pcapng` (0600, in the 0700 captures folder).
+/// files are `captures/decrypted-YYYYMMDD-HHMMSS.pcapng` (0600, in the 0700 captures folder),
+/// the first named by the session's start and made with its first inspected flow, each closed
+/// and the next begun by the capture rotation settings (`capture.rotateBytes`,
+/// `capture.rotateAge`), as the packet capture's are: in `tv run` the decrypted capture was one
+/// file per session whatever they said, and a trial's grew to 18 MiB under a 1 MB rotation and a
+/// 6 MB limit until the disk was full.
 enum DecryptedCaptureSetup {
-    /// - Throws: `TVHomeError` / `FileWriteError` when the folder or the file cannot be made.
-    static func make(home: TVHome, record: SettingsRecord, inspecting: Bool) throws -> DecryptedCapture? {
+    /// - Parameter onHealthChange: told when writes start failing and when they resume.
+    /// - Throws: `TVHomeError` when the captures folder cannot be made.
+    static func make(home: TVHome, record: SettingsRecord, inspecting: Bool,
+                     onHealthChange: (@Sendable (WriteHealth.Change, DecryptedCaptureCounters) -> Void)? = nil) throws -> DecryptedCapture? {
         guard inspecting, record[SettingKeys.captureDecrypted] else { return nil }
         let folder = CaptureFolder(path: home.captureDirectory)
         try folder.ensureExists()
-        return try DecryptedCapture(path: folder.path + "/" + DecryptedCapture.fileName(startMicros: EngineClock.wallMicros()))
+        return DecryptedCapture(path: folder.path + "/" + DecryptedCapture.fileName(startMicros: EngineClock.wallMicros()),
+                                rotation: CaptureSettingsPlan(record).rotation, onHealthChange: onHealthChange)
     }
 }

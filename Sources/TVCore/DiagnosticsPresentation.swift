@@ -74,12 +74,22 @@ public enum DiagnosticsPresentation {
         }
         out.append(names)
 
-        out.append(Section(title: "Decrypted content and recording (content keeping \(v["contentKeeping"] ?? "?"))", rows: [
+        var recording = Section(title: "Decrypted content and recording (content keeping \(v["contentKeeping"] ?? "?"))", rows: [
             ("kept", "\(n("content.turnsKept")) turns, \(Units.bytes(Int64(v["content.bytesKept"] ?? "0") ?? 0))"),
             ("dropped", "\(n("content.chunksDropped")) chunks (queue full), \(n("recording.contentTurnsNotSaved")) turns not saved"),
             ("queue", "\(n("content.queueEvents")) events, \(Units.bytes(Int64(v["content.queueBytes"] ?? "0") ?? 0)) waiting"),
             ("flows", "\(n("recording.flowsNotSaved")) not saved, \(n("recording.flowsWaiting")) waiting"),
-        ]))
+        ])
+        // The decrypted capture, when the session writes one: what it wrote and lost (a full disk
+        // stopped it for good and diag said nothing: a trial).
+        if let line = CapturesPresentation.decryptedStatusLine(v) {
+            recording.rows.append(("decrypted capture", line))
+            let lost = "\(n("decryptedCapture.packetsNotSaved")) packets (\(Units.bytes(Int64(v["decryptedCapture.bytesNotSaved"] ?? "0") ?? 0)) of plaintext, \(n("decryptedCapture.flowsNotSaved")) flows) not saved, \(n("decryptedCapture.failedWrites")) failed writes\(v["decryptedCapture.failing"] == "on" ? ", failing now" : "")"
+            recording.rows.append(("  not saved", lost))
+            recording.rows.append(("  dropped", "\(Units.bytes(Int64(v[QueueStatus.decryptedBytesDropped] ?? "0") ?? 0)) of plaintext, \(n(QueueStatus.decryptedEventsDropped)) beginnings and ends (queue full)"))
+            if let error = v["decryptedCapture.lastError"] { recording.rows.append(("  last error", error)) }
+        }
+        out.append(recording)
 
         // The shared store, when the session writes to one: said here too (a trial's server
         // down or hung showed only in `tv status`; diag and the web's page said nothing).

@@ -94,6 +94,8 @@ public final class ExecSession {
                                      onRotated: { [retention] in retention.limitsChanged() })
         if let notice = capture.notice { say(notice) }
         wiring.captureSecrets.attach(capture.writer)
+        // A decrypted capture file closed by its rotation (or a failed write) is retention's too.
+        wiring.decryptedCapture?.setClosedHandler { [retention] in retention.limitsChanged() }
         retention.start()
         // `tv audit start` and `stop` reach this exec on a socket of its own (`tv run` owns the
         // control socket), so both legs' TLS secrets go to the live audit session's key log at
@@ -128,8 +130,7 @@ public final class ExecSession {
             case LiveAuditKeys.request.command:
                 return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
             case CaptureRotationRequest.command:
-                let result = capture.rotate()
-                return ControlResponse(ok: result.ok, message: result.message, values: result.values)
+                return SessionCaptureRotation.answer(packets: capture, decrypted: wiring.decryptedCapture)
             case "ca-changed":
                 // `tv ca create`, `import`, `remake`, `remove`: mint from the CA there now, and the
                 // root given up stops verifying servers (`ProxyServer.setAuthority`).
@@ -167,7 +168,10 @@ public final class ExecSession {
                 captures = counters.sequencesOpened
             }
             if let sentence = stopped { say(sentence) }
-            if capture.writer != nil { retention.finalPass() }
+            // The decrypted capture's last file is closed before the last pass, which counts it.
+            wiring.decryptedCapture?.setClosedHandler(nil)
+            wiring.decryptedCapture?.stop()
+            if capture.writer != nil || wiring.decryptedCapture != nil { retention.finalPass() }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
             let losses = wiring.close()

@@ -15,6 +15,12 @@ public enum QueueStatus {
     /// How the decrypted capture's file is written: `direct` (O_DIRECT) or `buffered` (the file
     /// system refused O_DIRECT); absent before its first write.
     public static let decryptedWriteMode = "decryptedCapture.writeMode"
+    /// The decrypted capture file being written (its name in the captures folder); absent while
+    /// none is open (before the first inspected flow, after a rotation, while writes fail).
+    public static let decryptedRecording = "decryptedCapture.recording"
+    /// Packets written to the decrypted capture's files, and how many files were opened.
+    public static let decryptedPacketsWritten = "decryptedCapture.packetsWritten"
+    public static let decryptedFilesOpened = "decryptedCapture.filesOpened"
 
     /// The values, as decimal text; the decrypted capture's only when it runs.
     public static func values(flows: FlowWriterCounters, decrypted: DecryptedCaptureCounters?) -> [String: String] {
@@ -23,6 +29,9 @@ public enum QueueStatus {
             values[decryptedEventsDropped] = String(decrypted.eventsDropped)
             values[decryptedBytesDropped] = String(decrypted.bytesDropped)
             if let mode = decrypted.writeMode { values[decryptedWriteMode] = mode.rawValue }
+            if let name = decrypted.recording { values[decryptedRecording] = name }
+            values[decryptedPacketsWritten] = String(decrypted.packetsWritten)
+            values[decryptedFilesOpened] = String(decrypted.filesOpened)
         }
         return values
     }

@@ -1,10 +1,12 @@
 import FlowStore
 import Recording
+import Tunnel
 
-/// What a session did not record, from its two writers' counters: flows and content that failed
-/// to be written (a full disk), and what their queues dropped. Carried over the control socket as
-/// `recording.*` values (`values`, `init(values:)`), and said in `tv status` and when the session
-/// stops (`RecordingPresentation`).
+/// What a session did not record, from its writers' counters: flows, content and the decrypted
+/// capture's packets that failed to be written (a full disk), and what their queues dropped.
+/// Carried over the control socket as `recording.*` values and, for the decrypted capture,
+/// `decryptedCapture.*` ones (`values`, `init(values:)`), and said in `tv status` and when the
+/// session stops (`RecordingPresentation`).
 public struct RecordingLosses: Sendable, Equatable {
     /// Flows given up with no row in the database (see `FlowWriterCounters.flowsNotSaved`).
     public var flowsNotSaved = 0
@@ -32,6 +34,24 @@ public struct RecordingLosses: Sendable, Equatable {
     public var contentFailing = false
     /// The sentence of the last content failure.
     public var lastContentError: String?
+    /// The session writes a decrypted capture (`capture.decrypted`): the figures below are its.
+    public var hasDecryptedCapture = false
+    /// Packets of the decrypted capture that never reached a file (failed writes: a full disk;
+    /// what came while they failed; a tail a file was closed without), the plaintext bytes they
+    /// carried, and the inspected flows they belonged to. Before, a full disk stopped the file
+    /// for good with nothing said or counted (a trial).
+    public var decryptedPacketsNotSaved = 0
+    public var decryptedBytesNotSaved = 0
+    public var decryptedFlowsNotSaved = 0
+    /// The decrypted capture's failed writes.
+    public var decryptedWritesFailed = 0
+    /// Plaintext bytes and begin/end events the decrypted capture's full queue dropped.
+    public var decryptedBytesDropped = 0
+    public var decryptedEventsDropped = 0
+    /// True while the decrypted capture's writes fail.
+    public var decryptedFailing = false
+    /// The sentence of the decrypted capture's last failed write.
+    public var lastDecryptedError: String?
     /// Flows the shared store (PostgreSQL, `--store`) never received over the session: given
     /// up past its retry limit, or still waiting when the session stopped. They are in this
     /// data folder; set when the session closes.
@@ -51,8 +71,8 @@ public struct RecordingLosses: Sendable, Equatable {
 
     public init() {}
 
-    /// The losses those counters show.
-    public init(flows: FlowWriterCounters, content: ContentCounters) {
+    /// The losses those counters show (`decrypted`: the decrypted capture's, nil without one).
+    public init(flows: FlowWriterCounters, content: ContentCounters, decrypted: DecryptedCaptureCounters? = nil) {
         flowsNotSaved = flows.flowsNotSaved
         flowUpdatesNotSaved = flows.flowUpdatesNotSaved
         flowsWaiting = flows.unwrittenFlows
@@ -66,6 +86,22 @@ public struct RecordingLosses: Sendable, Equatable {
         contentBytesDropped = Int(content.bytesDropped)
         contentFailing = content.failing
         lastContentError = content.failedWrites > 0 ? content.lastError?.message : nil
+        if let decrypted {
+            hasDecryptedCapture = true
+            decryptedPacketsNotSaved = Int(decrypted.packetsNotSaved)
+            decryptedBytesNotSaved = Int(decrypted.bytesNotSaved)
+            decryptedFlowsNotSaved = Int(decrypted.flowsNotSaved)
+            decryptedWritesFailed = Int(decrypted.failedWrites)
+            decryptedBytesDropped = Int(decrypted.bytesDropped)
+            decryptedEventsDropped = Int(decrypted.eventsDropped)
+            decryptedFailing = decrypted.failing
+            lastDecryptedError = decrypted.lastFailure?.message
+        }
+    }
+
+    /// True when the decrypted capture lost nothing (never failed to write, dropped nothing).
+    public var decryptedIsWhole: Bool {
+        decryptedPacketsNotSaved == 0 && decryptedBytesNotSaved == 0 && decryptedBytesDropped == 0 && decryptedEventsDropped == 0
     }
 
     /// True when everything was saved (nothing lost, dropped or waiting), even if some writes
@@ -77,7 +113,7 @@ public struct RecordingLosses: Sendable, Equatable {
     /// True when everything was saved in the data folder (the shared store aside).
     public var isEmptyHere: Bool {
         flowsNotSaved == 0 && flowUpdatesNotSaved == 0 && flowsWaiting == 0 && flowEventsDropped == 0
-            && contentTurnsNotSaved == 0 && contentChunksDropped == 0
+            && contentTurnsNotSaved == 0 && contentChunksDropped == 0 && decryptedIsWhole
     }
 
     private static let numbers: [(String, WritableKeyPath<RecordingLosses, Int> & Sendable)] = [
@@ -87,6 +123,14 @@ public struct RecordingLosses: Sendable, Equatable {
         ("recording.contentWritesFailed", \.contentWritesFailed), ("recording.contentChunksDropped", \.contentChunksDropped),
         ("recording.contentBytesDropped", \.contentBytesDropped),
         ("recording.sharedFlowsNotSaved", \.sharedFlowsNotSaved), ("recording.sharedEventsDropped", \.sharedEventsDropped),
+    ]
+
+    /// The decrypted capture's figures, said only by a session that writes one (`tv status --json`
+    /// nests them under `decryptedCapture`, beside what its queue dropped, `QueueStatus`).
+    private static let decryptedNumbers: [(String, WritableKeyPath<RecordingLosses, Int> & Sendable)] = [
+        ("decryptedCapture.packetsNotSaved", \.decryptedPacketsNotSaved), ("decryptedCapture.bytesNotSaved", \.decryptedBytesNotSaved),
+        ("decryptedCapture.flowsNotSaved", \.decryptedFlowsNotSaved), ("decryptedCapture.failedWrites", \.decryptedWritesFailed),
+        (QueueStatus.decryptedBytesDropped, \.decryptedBytesDropped), (QueueStatus.decryptedEventsDropped, \.decryptedEventsDropped),
     ]
 
     /// As control-socket values (`recording.*`; numbers as decimal text, flags as on/off, the
@@ -101,6 +145,11 @@ public struct RecordingLosses: Sendable, Equatable {
         if let sharedServer { values["recording.sharedServer"] = sharedServer }
         if let sharedURL { values["recording.sharedURL"] = sharedURL }
         if sharedUnanswered { values["recording.sharedUnanswered"] = "on" }
+        if hasDecryptedCapture {
+            for (key, path) in RecordingLosses.decryptedNumbers { values[key] = String(self[keyPath: path]) }
+            values["decryptedCapture.failing"] = decryptedFailing ? "on" : "off"
+            if let lastDecryptedError { values["decryptedCapture.lastError"] = lastDecryptedError }
+        }
         return values
     }
 
@@ -115,5 +164,11 @@ public struct RecordingLosses: Sendable, Equatable {
         sharedServer = values["recording.sharedServer"]
         sharedURL = values["recording.sharedURL"]
         sharedUnanswered = values["recording.sharedUnanswered"] == "on"
+        if values["decryptedCapture.packetsNotSaved"] != nil {
+            hasDecryptedCapture = true
+            for (key, path) in RecordingLosses.decryptedNumbers { self[keyPath: path] = values[key].flatMap { Int($0) } ?? 0 }
+            decryptedFailing = values["decryptedCapture.failing"] == "on"
+            lastDecryptedError = values["decryptedCapture.lastError"]
+        }
     }
 }

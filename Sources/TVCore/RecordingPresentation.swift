@@ -1,6 +1,7 @@
 import FlowStore
 import Recording
 import TVHome
+import Tunnel
 
 /// What a session says about recording (pure): one line when writes start failing and when they
 /// resume, the `tv status` lines, and the sentence when it stops (what was saved, or exactly
@@ -31,6 +32,23 @@ public enum RecordingPresentation {
         }
     }
 
+    /// The line a session says when the decrypted capture's writes start failing or resume:
+    /// before, a full disk stopped it for good with nothing said (a trial's file stayed at 9.1 MB
+    /// after 21 MB were freed, while `tv captures` said Recording and `tv stop` that everything
+    /// was saved).
+    /// - Parameter retryCapSeconds: the longest wait between tries (`DecryptedCaptureConfiguration`).
+    public static func decryptedCaptureNotice(_ change: WriteHealth.Change, _ counters: DecryptedCaptureCounters,
+                                              retryCapSeconds: Int = 8) -> String {
+        switch change {
+        case .startedFailing:
+            let cause = counters.lastFailure?.message ?? "A write of the decrypted capture failed."
+            return "The decrypted capture is not being saved: \(cause) Connections are still forwarded; the file being written was closed at its last whole packet, and tv tries a new file with the next packets (at most every \(retryCapSeconds) s) and says when recording resumes."
+        case .resumed:
+            let file = counters.recording.map { " in \($0)" } ?? ""
+            return "Recording resumed: the decrypted capture is saved again\(file) (\(packets(Int(counters.packetsNotSaved))) of \(flows(Int(counters.flowsNotSaved))) could not be saved)."
+        }
+    }
+
     /// The `tv status` lines about losses (none when nothing was lost or failed).
     public static func statusLines(_ losses: RecordingLosses) -> [String] {
         var lines: [String] = []
@@ -51,6 +69,14 @@ public enum RecordingPresentation {
         }
         if losses.contentChunksDropped > 0 {
             lines.append("content dropped   \(Units.grouped(Int64(losses.contentChunksDropped))) \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") (\(Units.bytes(Int64(losses.contentBytesDropped)))) while the content writer fell behind: the turns they belonged to are marked incomplete (`tv turns`)")
+        }
+        if losses.decryptedWritesFailed > 0 || losses.decryptedPacketsNotSaved > 0 {
+            let state = losses.decryptedFailing ? "failing now" : "working again"
+            lines.append("decrypted capture \(packets(losses.decryptedPacketsNotSaved)) not saved (\(Units.bytes(Int64(losses.decryptedBytesNotSaved))) of plaintext, \(flows(losses.decryptedFlowsNotSaved)); \(losses.decryptedWritesFailed) failed writes, \(state))")
+            if let error = losses.lastDecryptedError { lines.append("  last error      \(error)") }
+        }
+        if losses.decryptedBytesDropped > 0 || losses.decryptedEventsDropped > 0 {
+            lines.append("decrypted dropped \(Units.bytes(Int64(losses.decryptedBytesDropped))) of plaintext and \(Units.grouped(Int64(losses.decryptedEventsDropped))) flow \(losses.decryptedEventsDropped == 1 ? "beginning or end" : "beginnings or ends") while the decrypted capture's writer fell behind: its streams show the gaps")
         }
         return lines
     }
@@ -94,10 +120,17 @@ public enum RecordingPresentation {
         if losses.flowEventsDropped > 0 { parts.append("\(Units.grouped(Int64(losses.flowEventsDropped))) flow \(losses.flowEventsDropped == 1 ? "event" : "events") dropped because the database could not keep up") }
         if losses.contentTurnsNotSaved > 0 { parts.append("\(turns(losses.contentTurnsNotSaved)) of decrypted content never written") }
         if losses.contentChunksDropped > 0 { parts.append("\(Units.grouped(Int64(losses.contentChunksDropped))) content \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") (\(Units.bytes(Int64(losses.contentBytesDropped)))) dropped because the content writer could not keep up") }
-        let cause = losses.lastFlowError ?? losses.lastContentError
+        if losses.decryptedPacketsNotSaved > 0 {
+            parts.append("\(packets(losses.decryptedPacketsNotSaved)) of the decrypted capture never written (\(Units.bytes(Int64(losses.decryptedBytesNotSaved))) of plaintext, \(flows(losses.decryptedFlowsNotSaved)))")
+        }
+        if losses.decryptedBytesDropped > 0 || losses.decryptedEventsDropped > 0 {
+            parts.append("\(Units.bytes(Int64(losses.decryptedBytesDropped))) of plaintext and \(Units.grouped(Int64(losses.decryptedEventsDropped))) flow \(losses.decryptedEventsDropped == 1 ? "beginning or end" : "beginnings or ends") dropped from the decrypted capture because its writer could not keep up")
+        }
+        let cause = losses.lastFlowError ?? losses.lastContentError ?? losses.lastDecryptedError
         return "not everything was saved in \(folder): \(parts.joined(separator: ", "))." + (cause.map { " The last error: \($0)" } ?? "")
     }
 
     static func flows(_ n: Int) -> String { n == 1 ? "1 flow" : "\(n) flows" }
+    static func packets(_ n: Int) -> String { n == 1 ? "1 packet" : "\(Units.grouped(Int64(n))) packets" }
     static func turns(_ n: Int) -> String { n == 1 ? "1 turn" : "\(n) turns" }
 }

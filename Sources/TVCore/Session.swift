@@ -168,6 +168,9 @@ public final class Session: Sendable {
         let retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds,
                                          announces: options.announcesRetention, carried: wiring.carriedEvidence, say: say)
         self.retention = retention
+        // A decrypted capture file closed by its rotation (or a failed write) is retention's too:
+        // `captures.maxBytes` and the expiry may delete it (the one being written, never).
+        wiring.decryptedCapture?.setClosedHandler { retention.limitsChanged() }
         if options.mode == .tun {
             let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord(),
                                          onRotated: { retention.limitsChanged() })
@@ -274,11 +277,12 @@ public final class Session: Sendable {
             }
         }
         wiring.captureSecrets.attach(nil)
-        if let capture {
-            if let sentence = capture.stop() { say(sentence) }
-            // The capture limits once more, over the files this session closed.
-            if capture.writer != nil { retention.finalPass() }
-        }
+        if let capture, let sentence = capture.stop() { say(sentence) }
+        // The decrypted capture's last file is closed before the last pass, which counts it.
+        wiring.decryptedCapture?.setClosedHandler(nil)
+        wiring.decryptedCapture?.stop()
+        // The capture limits once more, over the files this session closed.
+        if capture?.writer != nil || wiring.decryptedCapture != nil { retention.finalPass() }
         let losses = wiring.close()
         finalLosses.withLock { $0 = losses }
         stoppedSignal.signal()

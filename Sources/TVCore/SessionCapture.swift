@@ -2,6 +2,8 @@ import Capture
 import FlowTerms
 import Settings
 import TVHome
+import Tunnel
+import ControlChannel
 
 /// The packet capture of a TUN session (`tv exec`, `--mode tun`): the writer made from the
 /// settings as the session starts (`capture.enabled`, `capture.snaplen`, rotation), what the
@@ -119,9 +121,46 @@ public enum CaptureRotationRequest {
     public static let notCapturing = "not-capturing"
 }
 
+/// `tv captures rotate`'s answer from a session (`tv run`'s control socket, a `tv exec`'s own):
+/// its packet capture's file and its decrypted capture's file are closed and the next begun. The
+/// decrypted capture was not rotated at all, and a `tv run` writing one said it captured nothing
+/// (a trial).
+enum SessionCaptureRotation {
+    static func answer(packets: SessionCapture?, decrypted: DecryptedCapture?) -> ControlResponse {
+        let capturing = packets?.writer != nil
+        guard capturing || decrypted != nil else {
+            return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing, values: ["outcome": CaptureRotationRequest.notCapturing])
+        }
+        var ok = true
+        var sentences: [String] = []
+        var values: [String: String] = [:]
+        if capturing, let packets {
+            let result = packets.rotate()
+            ok = result.ok
+            sentences.append(result.message)
+            values = result.values
+        }
+        if let decrypted {
+            let (closed, running) = decrypted.rotate()
+            sentences.append(CaptureSessionWords.decryptedRotated(closed: closed, running: running))
+            values["decryptedClosed"] = closed ?? ""
+        }
+        return ControlResponse(ok: ok, message: sentences.joined(separator: " "), values: values)
+    }
+}
+
 /// Sentences of a session's capture.
 enum CaptureSessionWords {
-    static let notCapturing = "The running session captures no packets (capture.enabled is off, or it is not a TUN session); there is nothing to rotate."
+    static let notCapturing = "The running session captures no packets (capture.enabled is off, or it is not a TUN session) and writes no decrypted capture (capture.decrypted is off, or it inspects nothing); there is nothing to rotate."
+
+    /// The decrypted capture's part of a rotation's answer.
+    static func decryptedRotated(closed: String?, running: Bool) -> String {
+        guard running else { return "The decrypted capture has stopped; there is nothing to rotate." }
+        guard let closed else {
+            return "No decrypted capture file is open (no inspected packet since the start or the last rotation, or its writes fail: see `tv status`); the next opens with the next inspected packet."
+        }
+        return "Closed the decrypted capture \(closed); the next opens with the next inspected packet."
+    }
 
     static func rotated(closed: Int64?, opened: Int64?) -> String {
         switch (closed, opened) {

@@ -131,11 +131,7 @@ extension Session {
             // `tv audit start` / `stop`: follow the live audit session's key log (issue 23).
             return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
         case CaptureRotationRequest.command:
-            guard let capture else {
-                return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing, values: ["outcome": CaptureRotationRequest.notCapturing])
-            }
-            let result = capture.rotate()
-            return ControlResponse(ok: result.ok, message: result.message, values: result.values)
+            return SessionCaptureRotation.answer(packets: capture, decrypted: wiring.decryptedCapture)
         default:
             return ControlResponse(ok: false, message: "'\(request.command)' is not something this session knows; use the same version of tv.")
         }

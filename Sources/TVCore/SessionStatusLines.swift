@@ -36,6 +36,7 @@ extension SessionStatusPresentation {
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
         out.append("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
         if let capture = CapturesPresentation.statusLine(values) { out.append("  capture           " + capture) }
+        if let decrypted = CapturesPresentation.decryptedStatusLine(values) { out.append("  decrypted capture " + decrypted) }
         if let losses = RecordingLosses(values: v) {
             for line in RecordingPresentation.statusLines(losses) { out.append("  " + line) }
         }

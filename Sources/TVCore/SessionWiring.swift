@@ -208,7 +208,10 @@ final class SessionWiring: Sendable {
         config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs, tally: tally,
                                         lookUpWhenServerKnown: peersAreServers)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
-        let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
+        // A full disk is said at once (one line), and again when recording resumes, as for flows and content.
+        let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting) { change, counters in
+            say(RecordingPresentation.decryptedCaptureNotice(change, counters))
+        }
         decryptedCapture = decrypted
         // Attached whether or not inspecting now (inspection may be turned on while it runs);
         // the contexts make no lines until a capture or an audit session is first followed
@@ -277,8 +280,10 @@ final class SessionWiring: Sendable {
         return final
     }
 
-    /// What was not saved so far (flows and content), from the writers' counters.
-    var losses: RecordingLosses { RecordingLosses(flows: writer.counters, content: contentWriter.counters) }
+    /// What was not saved so far (flows, content, the decrypted capture), from the writers' counters.
+    var losses: RecordingLosses {
+        RecordingLosses(flows: writer.counters, content: contentWriter.counters, decrypted: decryptedCapture?.counters)
+    }
 }
 
 extension SessionWiring {

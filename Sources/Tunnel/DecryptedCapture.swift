@@ -9,10 +9,18 @@ import Glibc
 #endif
 
 /// The decrypted capture (`capture.decrypted`): the plaintext of inspected flows, in every mode,
-/// rebuilt as TCP connections between each flow's real ends (`TCPStreamSynthesizer`) in one
-/// pcapng file per session, so Wireshark dissects HTTP/1 and HTTP/2 without keys. The file
-/// holds content (plaintext: headers, bodies), so it is created 0600 in the 0700 captures
-/// folder; the first packet of each stream says which flow it is (`tv flow ID`).
+/// rebuilt as TCP connections between each flow's real ends (`TCPStreamSynthesizer`) in pcapng
+/// files, so Wireshark dissects HTTP/1 and HTTP/2 without keys. The files hold content
+/// (plaintext: headers, bodies), so each is created 0600 in the 0700 captures folder; the first
+/// packet of each stream says which flow it is (`tv flow ID`).
+///
+/// Files: the first is made with the session's first inspected flow (a session that inspects
+/// nothing, or whose start failed, leaves none), named by the session's start; it is closed
+/// whole when it reaches the capture rotation settings (`DecryptedCaptureConfiguration.rotation`),
+/// when `rotate` asks, or when a write fails (a full disk), and the next, named by its own time,
+/// opens with the next packet (`DecryptedCaptureThread`). A file being written is locked (an
+/// exclusive flock(2), as the packet capture's: `CaptureFolder.isRecording` tells it from any
+/// process), so retention and `tv captures delete` never take it.
 ///
 /// A `ChunkRecorder`: the loops hand it plaintext through a bounded queue to its own writer
 /// thread and never wait (a full queue drops and counts: `counters`).
@@ -62,72 +70,79 @@ public final class DecryptedCapture: ChunkRecorder {
         return seconds < 0 ? nil : Int64(seconds) * 1_000_000
     }
 
+    /// The highest `-N` tried after a name that is taken: rotated files named by the same
+    /// second (`capture.rotateBytes` 1MB at tens of MB/s) number on from `-2`.
+    static let mostNumbered = 10_000
+
     /// `path` with `-N` before its extension: the name taken when `path` exists (another
-    /// session started in the same second). Pure.
+    /// session started in the same second, or a file rotated within it). Pure.
     static func numbered(_ path: String, _ n: Int) -> String {
         guard n > 1, path.hasSuffix(".pcapng") else { return path }
         return String(path.dropLast(".pcapng".count)) + "-\(n).pcapng"
     }
 
-    /// Where the file is: the path asked for, or `numbered` when it existed.
+    /// The first file's path, as the banner says it: the path asked for, or `numbered` when a
+    /// file had that name as the capture was made. The file itself is made with the first
+    /// inspected flow (then under the first name free, should one have been taken since).
     public let path: String
-    private let queue: BoundedWriterQueue<DecryptedCaptureThread>
+    /// The queue to the writer thread (internal: tests flush it without the tail).
+    let queue: BoundedWriterQueue<DecryptedCaptureThread>
     private let recording: Atomic<Bool>
-    private let lastFailure: FailureNote
-    private let writeModeNote: WriteModeNote
+    /// Run when a file closes before the session's end (`setClosedHandler`).
+    private let closedHandler = ClosedHandler()
 
-    /// Creates the file (0600, never over an existing one: `-2`, `-3` … after the name when it
-    /// exists; O_DIRECT where the file system allows it, `CaptureFileAppender`), locks it for as
-    /// long as it is written (an exclusive flock(2), as the packet capture's files:
-    /// `CaptureFolder.isRecording` tells it from any process) and starts the writer thread. A
-    /// session that ends without an inspected flow leaves no file.
-    /// - Parameter tailInterval: seconds the tail past the file's last whole block may wait in
-    ///   the direct buffer before it is written (`CaptureTailSchedule`; `flush` writes it at once).
-    /// - Throws: `FileWriteError` when the file cannot be created.
-    public init(path: String, lingerMillis: Int = 50, directWrites: Bool = true,
-                directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes, tailInterval: Double = 1) throws {
+    /// Starts the writer thread; no file is made until the first inspected flow begins.
+    /// - Parameters:
+    ///   - path: the first file's path (`fileName` of the session's start, in the captures folder).
+    ///   - rotation: when a file is closed and the next opened (the capture rotation settings).
+    ///   - tailInterval: seconds the tail past the file's last whole block may wait in the direct
+    ///     buffer before it is written (`CaptureTailSchedule`; `flush` writes it at once).
+    ///   - retryMillis: the backoff after a failed write (`DecryptedCaptureConfiguration`).
+    ///   - onHealthChange: told when writes start failing and when they resume (the session says
+    ///     one line each time, as for flows and content).
+    public init(path: String, rotation: CaptureRotation = CaptureRotation(), lingerMillis: Int = 50, directWrites: Bool = true,
+                directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes, tailInterval: Double = 1,
+                retryMillis: (base: Int, cap: Int) = (1_000, 8_000),
+                onHealthChange: (@Sendable (WriteHealth.Change, DecryptedCaptureCounters) -> Void)? = nil) {
         recording = Atomic(true)
-        let failure = FailureNote()
-        lastFailure = failure
-        let mode = WriteModeNote()
-        writeModeNote = mode
+        var n = 1
+        while n < Self.mostNumbered, access(Self.numbered(path, n), F_OK) == 0 { n += 1 }
+        self.path = Self.numbered(path, n)
+        let closedHandler = closedHandler
         let queue = BoundedWriterQueue<DecryptedCaptureThread>(batch: DecryptedCaptureBatch(), counters: DecryptedCaptureCounters(),
                                                                lingerMillis: lingerMillis, lingerAfterWrite: false)
         self.queue = queue
-        // The file is made on the writer's thread, which owns it from then on.
-        let chosen = Mutex(path)
-        try queue.startThread(named: "tv decrypted capture") {
-            var n = 1
-            while true {
-                let candidate = Self.numbered(path, n)
-                do throws(Errno) {
-                    let output = try CaptureFileAppender(creating: candidate, direct: directWrites, bufferBytes: directBufferBytes)
-                    chosen.withLock { $0 = candidate }
-                    return DecryptedCaptureThread(output: output, path: candidate, tailInterval: tailInterval,
-                                                  failures: { reason in failure.note(reason) }, mode: { now in mode.note(now) })
-                } catch {
-                    guard error.code == EEXIST, n < 100 else { throw FileWriteError(path: candidate, reason: error.phrase) }
-                    n += 1
-                }
-            }
-        }
-        self.path = chosen.withLock { $0 }
+        var configuration = DecryptedCaptureConfiguration(firstPath: path)
+        configuration.rotation = rotation
+        configuration.directWrites = directWrites
+        configuration.directBufferBytes = directBufferBytes
+        configuration.tailInterval = tailInterval
+        (configuration.retryBaseMillis, configuration.retryCapMillis) = retryMillis
+        let hooks = DecryptedCaptureHooks(update: { queue.updateCounters($0) },
+                                          health: { change, counters in onHealthChange?(change, counters) },
+                                          closed: { closedHandler.handler.withLock { $0 }?() })
+        // The writer is made on its thread, which owns the files from then on; making it opens
+        // none and cannot throw, so neither can this `try!`.
+        let settled = configuration
+        try! queue.startThread(named: "tv decrypted capture") { DecryptedCaptureThread(configuration: settled, hooks: hooks) }
     }
 
     deinit { queue.stop() }
 
-    /// What was queued and dropped so far.
-    public var counters: DecryptedCaptureCounters {
-        var counters = queue.read { counters, _, _ in counters }
-        counters.writeMode = writeMode
-        return counters
+    /// Runs `handler` (on the writer's thread) whenever a file is closed before the session
+    /// ends: a rotation or a failed write (the session's retention pass, which may delete it).
+    public func setClosedHandler(_ handler: (@Sendable () -> Void)?) {
+        closedHandler.handler.withLock { $0 = handler }
     }
 
-    /// Why the file could not be written, when it could not (one phrase).
-    public var failure: String? { lastFailure.value }
+    /// What was queued, dropped, written and not saved so far.
+    public var counters: DecryptedCaptureCounters { queue.read { counters, _, _ in counters } }
+
+    /// Why the last write failed, when one did (one sentence).
+    public var failure: String? { counters.lastFailure?.message }
 
     /// How the file is written (O_DIRECT or buffered), for `tv status`.
-    public var writeMode: CaptureWriteMode? { writeModeNote.value }
+    public var writeMode: CaptureWriteMode? { counters.writeMode }
 
     /// Writes what is queued and the held-back tail past the file's last whole block, and waits
     /// for both: every byte queued before the call is then in the file (tests, a reading command).
@@ -139,6 +154,21 @@ public final class DecryptedCapture: ChunkRecorder {
     public func flush(waitingUntil deadline: DispatchTime) -> Bool {
         guard queue.flush(waitingUntil: deadline) else { return false }
         return queue.perform({ $0.writeTail() }, waitingUntil: deadline)
+    }
+
+    /// `tv captures rotate`: writes what is queued into the file being written and closes it
+    /// whole; the next opens with the next packet.
+    /// - Returns: the name of the file closed (nil: none was open: no inspected packet since the
+    ///   start or the last rotation, or writes fail), and whether the capture still runs.
+    public func rotate() -> (closed: String?, running: Bool) {
+        guard isRecording else { return (nil, false) }
+        _ = queue.flush(waitingUntil: .now() + 10)
+        let closed = Mutex<String?>(nil)
+        let ran = queue.perform({ writer in
+            let name = writer.rotate()
+            closed.withLock { $0 = name }
+        }, waitingUntil: .now() + 10)
+        return (closed.withLock { $0 }, ran)
     }
 
     /// Writes what is queued, closes the file and ends the thread.
@@ -172,16 +202,8 @@ public final class DecryptedCapture: ChunkRecorder {
     public func flowEnded(flow: UInt64) { flowEnded(flow: flow, end: .closedByClient) }
 }
 
-/// The writer's last failure, for any thread to read.
-final class FailureNote: Sendable {
-    private let text = Mutex<String?>(nil)
-    func note(_ reason: String) { text.withLock { $0 = reason } }
-    var value: String? { text.withLock { $0 } }
-}
-
-/// How the writer last wrote the file, for any thread to read.
-final class WriteModeNote: Sendable {
-    private let mode = Mutex<CaptureWriteMode?>(nil)
-    func note(_ now: CaptureWriteMode) { mode.withLock { $0 = now } }
-    var value: CaptureWriteMode? { mode.withLock { $0 } }
+/// What a decrypted capture runs when a file closes, set after the capture is made (the session's
+/// retention comes later), for the writer's thread to read.
+final class ClosedHandler: Sendable {
+    let handler = Mutex<(@Sendable () -> Void)?>(nil)
 }

@@ -26,21 +26,6 @@ public enum DecryptedCaptureOffer {
     case ended(flow: UInt64, end: StreamEnd, timeMicros: Int64)
 }
 
-/// The decrypted capture queue's counters (under its mutex).
-public struct DecryptedCaptureCounters: Sendable, Equatable {
-    /// Plaintext bytes taken into a batch.
-    public var bytesQueued: UInt64 = 0
-    /// Plaintext bytes dropped because the batch was full or the queue was stopping (never
-    /// waited for). A flow that lost bytes is written with a gap its sequence numbers show.
-    public var bytesDropped: UInt64 = 0
-    /// Begin and end events dropped the same way.
-    public var eventsDropped: UInt64 = 0
-    /// How the file is written (O_DIRECT or buffered); nil before its first write.
-    public var writeMode: CaptureWriteMode?
-
-    public init() {}
-}
-
 /// The decrypted capture's batch, already in the file's format: the loop copies each chunk of
 /// plaintext once, straight into its place in the store (after room for its block's and
 /// packet's headers, which the writer fills: `DecryptedCaptureLayout`) and sums it there while

@@ -6,6 +6,8 @@ import FlowTerms
 /// sslsplit `-X` and PolarProxy do). Pure: events in, whole IP packets out, in order.
 ///
 /// - `.opened`: the three-way handshake (RFC 9293 §3.5): SYN with the MSS option, SYN-ACK, ACK.
+/// - `.reopened`: the same handshake for a stream already open, its SYNs one before each side's
+///   next byte (the start of a new file of the decrypted capture).
 /// - `.data`: the bytes cut into segments of at most `maximumSegmentSize` (by default as large as
 ///   an IP packet allows, as a capture of a sender with segmentation offload shows them), ACK on
 ///   each and PSH on the last, sequence numbers continuing the sender's; then the receiver's ACK.
@@ -35,6 +37,8 @@ public struct TCPStreamSynthesizer: Sendable {
 
     public enum Event: Sendable, Equatable {
         case opened
+        /// The handshake again at the current sequence numbers (`reopening`).
+        case reopened
         case data(Direction, [UInt8])
         case ended(StreamEnd)
     }
@@ -90,6 +94,8 @@ public struct TCPStreamSynthesizer: Sendable {
         switch event {
         case .opened:
             return packets(opening(), data: [])
+        case .reopened:
+            return packets(reopening(), data: [])
         case .data(let direction, let bytes):
             return packets(carrying(direction, count: bytes.count), data: bytes)
         case .ended(let end):
@@ -100,6 +106,18 @@ public struct TCPStreamSynthesizer: Sendable {
     /// `.opened`: the handshake's segments (none once open).
     public mutating func opening() -> [PlannedSegment] {
         state == .fresh ? open() : []
+    }
+
+    /// A handshake again for a stream already open, at its current sequence numbers (each SYN
+    /// one before the side's next byte, RFC 9293 §3.4), so the stream's next segments follow it
+    /// with no gap: what a new file of the decrypted capture starts with for every stream still
+    /// open (a rotation, or a new file after a full disk), so each file reads whole on its own.
+    /// None unless open; the stream goes on as before.
+    public mutating func reopening() -> [PlannedSegment] {
+        guard state == .open else { return [] }
+        clientNext &-= 1
+        serverNext &-= 1
+        return open()
     }
 
     /// `.data` of `count` bytes going `direction`: the segments, each with its range of those bytes

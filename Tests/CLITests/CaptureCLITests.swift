@@ -31,7 +31,7 @@ struct CaptureCLITests {
             let age = try s.tv("settings", "set", "capture.rotateAge", "soon")
             #expect(age.status == 2 && age.err == "tv: capture.rotateAge takes an age of 10s or more like 90s, 15m, 1h, 30d or 2w, or off, not 'soon'.\n", "\(age)")
             let rotate = try s.tv("settings", "set", "capture.rotateBytes", "128MB")
-            #expect(rotate.out == "Saved capture.rotateBytes = 128MB (was 64MB).\nIt applies when the next `tv exec` or `tv run --mode tun` starts.\n")
+            #expect(rotate.out == "Saved capture.rotateBytes = 128MB (was 64MB).\nIt applies when the next session starts: the packet captures of `tv exec` and `tv run --mode tun`, and the decrypted capture of any session (capture.decrypted).\n")
             // A size too large to count is refused as that, not as text that is not a size.
             let huge = try s.tv("settings", "set", "captures.maxBytes", "8589934592GB")
             #expect(huge.status == 2 && huge.err == "tv: captures.maxBytes takes at most 8388607TB, and '8589934592GB' is more bytes than that; set a smaller size, or off for no limit.\n", "\(huge)")
@@ -80,7 +80,10 @@ struct CaptureCLITests {
             let delete = try s.tv("captures", "delete", "4", "--yes")
             #expect(delete.status == 1 && delete.err == "tv: There is no capture 4; `tv captures` lists the ones that exist.\n", "\(delete)")
             let notNumber = try s.tv("captures", "delete", "x")
-            #expect(notNumber.status == 2 && notNumber.err == "tv: 'x' is not a capture number; `tv captures` lists them.\n")
+            #expect(notNumber.status == 2 && notNumber.err == "tv: 'x' is not a capture number or a decrypted capture's name (decrypted-….pcapng); `tv captures` lists them.\n")
+            // A decrypted capture is named by its file name; one that is not there says so.
+            let noDecrypted = try s.tv("captures", "delete", "decrypted-20261206-171931.pcapng", "--yes")
+            #expect(noDecrypted.status == 1 && noDecrypted.err == "tv: There is no decrypted capture named decrypted-20261206-171931.pcapng; `tv captures` lists the ones that exist.\n", "\(noDecrypted)")
             let packets = try s.tv("packets", "9")
             #expect(packets.status == 1 && packets.err == "tv: There is no flow 9 in this data folder; `tv flows` lists the ones there are.\n", "\(packets)")
             // One packet of a flow that does not exist: the same sentence, not "has no captured packets".

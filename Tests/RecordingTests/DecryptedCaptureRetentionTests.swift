@@ -41,4 +41,17 @@ import Testing
         // The sessions cannot be read: nothing goes.
         #expect(DecryptedCaptureRetention.doomed([a, b, c], evidence: nil, maxAge: 2 * day, roomBytes: 0, now: now) == [])
     }
+
+    @Test("they are content: kept the sooner of captures.maxAge and content.expiry (a trial's 1 h content outlived by 30-day decrypted captures)")
+    func contentExpiryWhenSooner() {
+        let hour: Int64 = 3_600_000_000
+        #expect(DecryptedCaptureRetention.maxAge(capturesMaxAge: 30 * day, contentExpiry: hour) == hour)
+        #expect(DecryptedCaptureRetention.maxAge(capturesMaxAge: 2 * hour, contentExpiry: 7 * day) == 2 * hour)
+        #expect(DecryptedCaptureRetention.maxAge(capturesMaxAge: nil, contentExpiry: day) == day)
+        let files = [DecryptedCaptureRetention.File(name: "d-1", bytes: 10, modified: now - 2 * hour, isRecording: false),
+                     DecryptedCaptureRetention.File(name: "d-2", bytes: 10, modified: now - hour / 2, isRecording: false),
+                     DecryptedCaptureRetention.File(name: "d-3", bytes: 10, modified: now - 3 * hour, isRecording: true)]
+        let maxAge = DecryptedCaptureRetention.maxAge(capturesMaxAge: 30 * day, contentExpiry: hour)
+        #expect(DecryptedCaptureRetention.doomed(files, maxAge: maxAge, roomBytes: nil, now: now) == ["d-1"])
+    }
 }

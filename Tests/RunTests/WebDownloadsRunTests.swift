@@ -105,7 +105,7 @@ struct WebDownloadsRunTests {
         #expect(meanings.compactMap { $0["name"] as? String } == (try JSONSerialization.jsonObject(with: values.stdout) as? [String]))
         let expiry = try #require(meanings.first { $0["name"] as? String == "content.expiry" })
         #expect(expiry["value"] as? String == "1d" && expiry["default"] as? String == "1d" && expiry["saved"] as? Bool == false)
-        #expect(expiry["meaning"] as? String == "How long kept content lives: 1h, 1d or 1w (never forever); packet captures older than it lose their TLS secrets.")
+        #expect(expiry["meaning"] as? String == "How long kept content lives: 1h, 1d or 1w (never forever); decrypted captures closed longer ago are deleted, and packet captures older than it lose their TLS secrets.")
 
         let post = ["-sS", "-X", "POST", "-H", served.bearer, "-H", "Origin: \(served.origin)", "-H", "Content-Type: application/json", "-w", "\n%{http_code}"]
         // A change: what `tv settings set` prints.

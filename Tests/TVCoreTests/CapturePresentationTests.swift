@@ -95,7 +95,7 @@ struct CapturePresentationTests {
         let files = [Self.file(2, bytes: 100, recording: true), Self.file(1, bytes: 2 << 20)]
         let held = CaptureRoom.evaluate(files: files, evidence: [1], maxBytes: ("captures.maxBytes", SettingLimit.bytes("1MB")),
                                         maxAge: ("captures.maxAge", SettingLimit.micros("30d")), nowMicros: 1_764_594_000_000_000)
-        #expect(held == .limits(size: .heldAsEvidence(used: (2 << 20) + 100, limit: 1 << 20), expiry: .onlyEvidence(maxAgeMicros: 30 * Self.day)))
+        #expect(held == .limits(size: .heldAsEvidence(used: (2 << 20) + 100, limit: 1 << 20), expiry: .onlyEvidence(rule: .init(maxAgeMicros: 30 * Self.day))))
         #expect(CapturesPresentation.roomLines(held) == [
             "No room left: the captures use 2.0 MiB of the 1.0 MiB limit, and every closed one is audit evidence, which no limit removes until its audit session is deleted (`tv audit delete`).",
             "Every closed capture is audit evidence, which does not expire until its audit session is deleted; others are kept 30 days after they close.",
@@ -105,7 +105,7 @@ struct CapturePresentationTests {
                                          maxBytes: ("captures.maxBytes", SettingLimit.bytes("1MB")),
                                          maxAge: ("captures.maxAge", SettingLimit.micros("30d")), nowMicros: 1_764_594_000_000_000)
         #expect(mixed == .limits(size: .full(used: (2 << 20) + 110, limit: 1 << 20),
-                                 expiry: .date(micros: 1_764_594_000_000_000 + 29 * Self.day, maxAgeMicros: 30 * Self.day)))
+                                 expiry: .date(micros: 1_764_594_000_000_000 + 29 * Self.day, rule: .init(maxAgeMicros: 30 * Self.day))))
     }
 
     @Test("Room counts what is on disk, as retention does: a file cut since its row was written counts its size now, one gone counts nothing (a trial's room and tv storage disagreed)")
@@ -134,10 +134,11 @@ struct CapturePresentationTests {
             == "No size limit (captures.maxBytes is off): the captures use 2.0 KiB and grow until you delete them.")
         // Decrypted captures live under the same limit: they count in what is used, and are named.
         let closed = [Self.file(2, bytes: 2_400 << 10, recording: true)]
-        let room = CaptureRoom.evaluate(files: closed, decryptedBytes: 2_300 << 10, maxBytes: ("captures.maxBytes", SettingLimit.bytes("5MB")),
+        let room = CaptureRoom.evaluate(files: closed, decrypted: [.init(bytes: 2_300 << 10, modifiedMicros: 1_764_590_400_000_000, isRecording: false)],
+                                        maxBytes: ("captures.maxBytes", SettingLimit.bytes("5MB")),
                                         maxAge: ("captures.maxAge", SettingLimit.micros("off")), nowMicros: 1_764_594_000_000_000)
         #expect(CapturesPresentation.roomLines(room, decryptedBytes: 2_300 << 10).first
-            == "420 KiB left: the captures use 4.6 MiB of the 5.0 MiB limit (captures.maxBytes). 2.2 MiB of that is decrypted captures (`tv storage` lists them).")
+            == "420 KiB left: the captures use 4.6 MiB of the 5.0 MiB limit (captures.maxBytes). 2.2 MiB of that is decrypted captures (`tv captures` lists them).")
         // The disk holding them has less free than the limit leaves (a trial's full tmpfs read
         // "2.0 GiB left"): said after; more free than that says nothing more.
         #expect(room.leftUnderLimit == 420 << 10)
@@ -169,10 +170,49 @@ struct CapturePresentationTests {
         ])
     }
 
+    @Test("Room: closed decrypted captures count and expire by content.expiry when it is sooner; the one being written is the open one (a trial's room said no capture had closed while 13 decrypted ones were past their expiry, and that the full limit's closed captures would go when none was closed)")
+    func decryptedCapturesInTheRoom() {
+        let now: Int64 = 1_764_594_000_000_000
+        let hour: Int64 = 3_600_000_000
+        func room(_ decrypted: [CaptureRoom.DecryptedFile], files: [CaptureFile] = [], bytes: String = "6MB", age: String = "30d") -> CaptureRoom {
+            CaptureRoom.evaluate(files: files, decrypted: decrypted, decryptedMaxAgeMicros: hour,
+                                 maxBytes: ("captures.maxBytes", SettingLimit.bytes(bytes)), maxAge: ("captures.maxAge", SettingLimit.micros(age)), nowMicros: now)
+        }
+        let closed = (0..<13).map { CaptureRoom.DecryptedFile(bytes: 1 << 20, modifiedMicros: now - 2 * hour - Int64($0), isRecording: false) }
+        let past = room(closed + [.init(bytes: 100, modifiedMicros: now, isRecording: true)])
+        #expect(past == .limits(size: .full(used: (13 << 20) + 100, limit: 6 << 20),
+                                expiry: .past(count: 13, rule: .init(maxAgeMicros: 30 * Self.day, decryptedMaxAgeMicros: hour))))
+        #expect(CapturesPresentation.roomLines(past, decryptedBytes: (13 << 20) + 100) == [
+            "No room left: the captures use 13.0 MiB, the 6.0 MiB limit is already full, so the oldest closed captures go to make room and what they held is lost. 13.0 MiB of that is decrypted captures (`tv captures` lists them).",
+            "13 captures are already past their expiry and go at the next cleanup (captures are kept 30 days after they close; decrypted captures, which hold plaintext, 1 hour (content.expiry is sooner)).",
+        ])
+        // Only the decrypted capture being written, over the limit on its own: no closed one can go.
+        let open = room([.init(bytes: 18 << 20, modifiedMicros: now, isRecording: true)])
+        #expect(open == .limits(size: .openCaptureOverLimit(open: 18 << 20, limit: 6 << 20),
+                                expiry: .noDateYet(rule: .init(maxAgeMicros: 30 * Self.day, decryptedMaxAgeMicros: hour))))
+        #expect(CapturesPresentation.roomLines(open)[1]
+            == "No capture has closed yet, so none has an expiry date: a capture is kept 30 days from when it closes (a decrypted capture, which holds plaintext, 1 hour: content.expiry is sooner), and the one being recorded closes when the next one opens.")
+        // The oldest to expire is a decrypted one, an hour after its last packet.
+        let soon = room([.init(bytes: 10, modifiedMicros: now - hour / 2, isRecording: false)], files: [Self.file(1, bytes: 10, ended: now)])
+        #expect(soon == .limits(size: .roomToSpare(left: (6 << 20) - 20, limit: 6 << 20, used: 20),
+                                expiry: .date(micros: now + hour / 2, rule: .init(maxAgeMicros: 30 * Self.day, decryptedMaxAgeMicros: hour))))
+        // captures.maxAge off: packet captures do not expire, decrypted ones still do.
+        let off = room([.init(bytes: 10, modifiedMicros: now - hour / 2, isRecording: false)], bytes: "off", age: "off")
+        #expect(CapturesPresentation.roomLines(off) == [
+            "No size limit (captures.maxBytes is off): the captures use 10 B and grow until you delete them.",
+            "The oldest capture expires on 2025-12-01 13:30 UTC (packet captures do not expire (captures.maxAge is off); decrypted captures, which hold plaintext, are kept 1 hour after they close (content.expiry)).",
+        ])
+        #expect(CapturesPresentation.roomJSON(off).serialized().contains(#""expiry":{"outcome":"date","expiresMicros":1764595800000000,"maxAgeMicros":null,"decryptedMaxAgeMicros":3600000000}"#))
+        // No decrypted capture: the packet captures' sentences as before.
+        #expect(room([], files: [Self.file(1, bytes: 10, ended: now - 31 * Self.day)], bytes: "off") == .limits(size: .noLimit(used: 10),
+                expiry: .past(count: 1, rule: .init(maxAgeMicros: 30 * Self.day))))
+    }
+
     @Test("Room as JSON (tv captures room --json): the same outcomes as the sentences, as fields")
     func roomJSON() {
         func json(_ files: [CaptureFile], _ bytes: String, _ age: String, decrypted: Int64 = 0, now: Int64 = 1_764_594_000_000_000) -> String {
-            CapturesPresentation.roomJSON(CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, maxBytes: ("captures.maxBytes", SettingLimit.bytes(bytes)),
+            CapturesPresentation.roomJSON(CaptureRoom.evaluate(files: files, decrypted: decrypted > 0 ? [.init(bytes: decrypted, modifiedMicros: now, isRecording: true)] : [],
+                                                               maxBytes: ("captures.maxBytes", SettingLimit.bytes(bytes)),
                                                                maxAge: ("captures.maxAge", SettingLimit.micros(age)), nowMicros: now),
                                           decryptedBytes: decrypted).serialized()
         }
@@ -219,7 +259,7 @@ struct CapturePresentationTests {
             DecryptedCaptureRetention.File(name: "decrypted-20261204-120000.pcapng", bytes: 300, modified: 0, isRecording: true),
         ])
         #expect(lines == [
-            "2 decrypted captures (inspected connections' plaintext as TCP, for Wireshark without keys; `tv content delete` and retention remove them):",
+            "2 decrypted captures (inspected connections' plaintext as TCP, for Wireshark without keys; `tv captures delete NAME`, `tv content delete` and retention remove closed ones):",
             "  decrypted-20261204-120000.pcapng     300 B  Recording",
             "  decrypted-20261204-101500.pcapng  12.0 KiB  closed",
         ])

@@ -1,6 +1,7 @@
 import FlowStore
 import Recording
 import Testing
+import Tunnel
 @testable import TVCore
 
 /// Issue 12 §2: what a session says about recording on a full disk, rendered from counts and
@@ -99,6 +100,69 @@ import Testing
         #expect(RecordingPresentation.statusLines(losses) == [
             "flows dropped     1 flow event while the database fell behind: some flows lack their latest state",
             "content dropped   4,864 chunks (76.0 MiB) while the content writer fell behind: the turns they belonged to are marked incomplete (`tv turns`)",
+        ])
+    }
+
+    /// A decrypted capture that lost 12 packets (3,000 bytes of plaintext) of 2 flows to a full disk.
+    func decryptedCounters(failing: Bool) -> DecryptedCaptureCounters {
+        var counters = DecryptedCaptureCounters()
+        counters.packetsNotSaved = 12
+        counters.bytesNotSaved = 3_000
+        counters.flowsNotSaved = 2
+        counters.failedWrites = 4
+        counters.failing = failing
+        counters.lastFailure = .diskFull(path: "/d/captures/decrypted-20261206-171931.pcapng")
+        counters.recording = failing ? nil : "decrypted-20261206-172001.pcapng"
+        return counters
+    }
+
+    @Test("the decrypted capture on a full disk: said once as it fails (what, what to do) and as it resumes, counted in status and in the stop message (a trial heard nothing of it)")
+    func theDecryptedCaptureSaysWhatItLost() {
+        #expect(RecordingPresentation.decryptedCaptureNotice(.startedFailing, decryptedCounters(failing: true))
+            == "The decrypted capture is not being saved: The disk holding the data folder is full (/d/captures/decrypted-20261206-171931.pcapng cannot grow); free some space on it and try again. Connections are still forwarded; the file being written was closed at its last whole packet, and tv tries a new file with the next packets (at most every 8 s) and says when recording resumes.")
+        #expect(RecordingPresentation.decryptedCaptureNotice(.resumed, decryptedCounters(failing: false))
+            == "Recording resumed: the decrypted capture is saved again in decrypted-20261206-172001.pcapng (12 packets of 2 flows could not be saved).")
+        var failing = decryptedCounters(failing: true)
+        failing.bytesDropped = 2_048
+        failing.eventsDropped = 1
+        let losses = RecordingLosses(flows: flowCounters(), content: ContentCounters(), decrypted: failing)
+        #expect(!losses.isEmpty && !losses.isEmptyHere)
+        #expect(RecordingPresentation.statusLines(losses) == [
+            "decrypted capture 12 packets not saved (2.9 KiB of plaintext, 2 flows; 4 failed writes, failing now)",
+            "  last error      The disk holding the data folder is full (/d/captures/decrypted-20261206-171931.pcapng cannot grow); free some space on it and try again.",
+            "decrypted dropped 2.0 KiB of plaintext and 1 flow beginning or end while the decrypted capture's writer fell behind: its streams show the gaps",
+        ])
+        #expect(RecordingPresentation.stopped(losses, folder: "/d")
+            == "not everything was saved in /d: 12 packets of the decrypted capture never written (2.9 KiB of plaintext, 2 flows), 2.0 KiB of plaintext and 1 flow beginning or end dropped from the decrypted capture because its writer could not keep up. The last error: The disk holding the data folder is full (/d/captures/decrypted-20261206-171931.pcapng cannot grow); free some space on it and try again.")
+        // Carried to `tv stop` and `tv status --json` (under decryptedCapture) over the socket.
+        let values = losses.values
+        #expect(values["decryptedCapture.packetsNotSaved"] == "12" && values["decryptedCapture.flowsNotSaved"] == "2"
+                && values["decryptedCapture.failing"] == "on" && values["decryptedCapture.bytesDropped"] == "2048")
+        #expect(RecordingLosses(values: values) == losses)
+        // A session without a decrypted capture says nothing of one.
+        let none = RecordingLosses(flows: flowCounters(), content: ContentCounters())
+        #expect(none.values.keys.allSatisfy { !$0.hasPrefix("decryptedCapture.") } && none.isEmpty)
+        #expect(RecordingLosses(values: none.values) == none)
+        // Failed writes retried with success, nothing lost: everything is saved.
+        var retried = DecryptedCaptureCounters()
+        retried.failedWrites = 2
+        #expect(RecordingLosses(flows: flowCounters(), content: ContentCounters(), decrypted: retried).isEmpty)
+    }
+
+    @Test("tv status and tv diag: the decrypted capture's file, what it wrote, and what it lost")
+    func theDecryptedCaptureInStatusAndDiag() {
+        var values = QueueStatus.values(flows: flowCounters(), decrypted: decryptedCounters(failing: false))
+        #expect(CapturesPresentation.decryptedStatusLine(values) == "decrypted-20261206-172001.pcapng recording, 0 packets written in 0 files")
+        values = QueueStatus.values(flows: flowCounters(), decrypted: decryptedCounters(failing: true))
+        values.merge(RecordingLosses(flows: flowCounters(), content: ContentCounters(), decrypted: decryptedCounters(failing: true)).values) { a, _ in a }
+        #expect(CapturesPresentation.decryptedStatusLine(values) == "no file open while writes fail, 0 packets written in 0 files")
+        #expect(CapturesPresentation.decryptedStatusLine(QueueStatus.values(flows: flowCounters(), decrypted: nil)) == nil)
+        let diag = DiagnosticsPresentation.sections(values).first { $0.title.hasPrefix("Decrypted content and recording") }
+        #expect(diag?.rows.filter { $0.label?.contains("decrypted capture") ?? false || $0.label?.hasPrefix("  ") ?? false }.map { "\($0.label ?? ""): \($0.value)" } == [
+            "decrypted capture: no file open while writes fail, 0 packets written in 0 files",
+            "  not saved: 12 packets (2.9 KiB of plaintext, 2 flows) not saved, 4 failed writes, failing now",
+            "  dropped: 0 B of plaintext, 0 beginnings and ends (queue full)",
+            "  last error: The disk holding the data folder is full (/d/captures/decrypted-20261206-171931.pcapng cannot grow); free some space on it and try again.",
         ])
     }
 }

@@ -394,7 +394,8 @@ import Tunnel
             let manager = try StorageManager(home: home)
             defer { manager.close() }
             // 1 MB for the captures: the packet capture keeps 400,000, the decrypted ones 600,000.
-            let limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: 1_000_000, capturesMaxAge: 30 * day)
+            // Content kept a week: the 40-day-old one is past both ages, the others past neither.
+            let limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: 1_000_000, capturesMaxAge: 30 * day, contentExpiry: .oneWeek)
             let report = try manager.applyLimits(limits, recording: nil, now: now)
             #expect(report.decryptedCapturesDeleted == 2 && report.decryptedCaptureBytesFreed == 400_000, "\(report)")
             #expect(files(home) == ["capture-000001.pcapng", "decrypted-20251121-100000-2.pcapng", "decrypted-20251121-100000.pcapng",
@@ -407,6 +408,14 @@ import Tunnel
             let everything = try manager.deleteEverything(recording: nil, now: now)
             #expect(everything.decryptedCapturesDeleted == 2 && everything.sparedDecryptedCapture == "decrypted-20251122-100000.pcapng")
             #expect(files(home) == ["decrypted-20251122-100000.pcapng"])
+            // They are content: the sooner content.expiry takes them as well (the 2-day-old one
+            // past a 1-day expiry, though captures.maxAge keeps files 30 days).
+            try decrypted("decrypted-20251123-100000.pcapng", bytes: 10, daysOld: 2)
+            try decrypted("decrypted-20251124-100000.pcapng", bytes: 10, daysOld: 0)
+            let expired = try manager.applyLimits(StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: 30 * day, contentExpiry: .oneDay),
+                                                  recording: nil, now: now)
+            #expect(expired.decryptedCapturesDeleted == 1)
+            #expect(files(home) == ["decrypted-20251122-100000.pcapng", "decrypted-20251124-100000.pcapng"])
             let said = StoragePresentation.deletedEverything(everything, databaseFile: "tunnelvision.sqlite3", session: true)
             #expect(said.contains("captures/decrypted-20251122-100000.pcapng, the decrypted capture the running session writes, still holds the plaintext of what it inspected; run this command again after the session ends."), "\(said)")
             #expect(said.last?.hasSuffix("nothing that was deleted is left in the data folder but the decrypted capture being written.") == true, "\(said)")

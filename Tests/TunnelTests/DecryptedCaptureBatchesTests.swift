@@ -11,7 +11,7 @@ struct DecryptedCaptureBatchesTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
-        let capture = try DecryptedCapture(path: path, lingerMillis: 1)
+        let capture = DecryptedCapture(path: path, lingerMillis: 1)
         func feed(_ flow: UInt64, _ text: String, _ direction: Direction, at offset: Int64) {
             Array(text.utf8).withUnsafeBytes { capture.record(flow: flow, direction: direction, offsetMicros: offset, bytes: $0) }
             capture.flush()

@@ -128,8 +128,12 @@ struct DecryptedCaptureLayoutTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/d.pcapng"
-        let output = try CaptureFileAppender(creating: path, direct: direct, bufferBytes: 16_384)
-        let writer = DecryptedCaptureThread(output: output, path: path, tailInterval: 1, failures: { Issue.record("write failed: \($0)") }, mode: { _ in })
+        var configuration = DecryptedCaptureConfiguration(firstPath: path)
+        configuration.directWrites = direct
+        configuration.directBufferBytes = 16_384
+        let writer = DecryptedCaptureThread(configuration: configuration, hooks: DecryptedCaptureHooks(update: { _ in }, health: { _, counters in
+            Issue.record("write failed: \(counters.lastFailure?.message ?? "?")")
+        }))
         let events = Self.events()
         var counters = DecryptedCaptureCounters()
         var batch = DecryptedCaptureBatch()

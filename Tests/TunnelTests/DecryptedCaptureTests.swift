@@ -20,14 +20,19 @@ struct DecryptedCaptureTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
         #expect(path.hasSuffix("/decrypted-20251201-201320.pcapng"))
-        let capture = try DecryptedCapture(path: path, lingerMillis: 1)
-        // Never over an existing file: a second session in the same second takes `-2`; one that
-        // inspected nothing (or whose start was refused) leaves no file behind.
-        let second = try DecryptedCapture(path: path)
-        #expect(second.path == dir + "/decrypted-20251201-201320-2.pcapng")
-        #expect(FileManager.default.fileExists(atPath: second.path) && CaptureFolder.isRecording(second.path))
+        // No file until the first inspected flow: a session that inspects nothing, or whose start
+        // failed, leaves none (failed starts left 256-byte files listed as closed: a trial).
+        let capture = DecryptedCapture(path: path, lingerMillis: 1)
+        #expect(capture.path == path && !FileManager.default.fileExists(atPath: path))
+        let idle = DecryptedCapture(path: path)
+        idle.stop()
+        #expect(!FileManager.default.fileExists(atPath: path) && idle.counters.filesOpened == 0)
+        // Never over an existing file: a name taken when the capture is made is said as `-2`.
+        let taken = dir + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_001_000_000)
+        #expect(FileManager.default.createFile(atPath: taken, contents: Data()))
+        let second = DecryptedCapture(path: taken)
+        #expect(second.path == dir + "/decrypted-20251201-201321-2.pcapng")
         second.stop()
-        #expect(!FileManager.default.fileExists(atPath: second.path))
         #expect(DecryptedCapture.isFileName("decrypted-20251201-201320-2.pcapng") && !DecryptedCapture.isFileName("capture-000001.pcapng"))
         let request = Array("GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)
         let response = Array("HTTP/1.1 204 No Content\r\n\r\n".utf8)
@@ -46,7 +51,8 @@ struct DecryptedCaptureTests {
         feed(42, response, .serverToClient, at: 2_500)
         capture.flowEnded(flow: 41, end: .closedByClient)
         capture.flowEnded(flow: 42, end: .reset(from: .serverToClient))
-        #expect(CaptureFolder.isRecording(path))
+        capture.flush()
+        #expect(CaptureFolder.isRecording(path) && capture.counters.recording == "decrypted-20251201-201320.pcapng")
         capture.stop()
         #expect(!CaptureFolder.isRecording(path))
         #expect(capture.counters.bytesDropped == 0 && capture.failure == nil)

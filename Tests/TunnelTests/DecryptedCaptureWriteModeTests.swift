@@ -13,7 +13,7 @@ import Glibc
 struct DecryptedCaptureWriteModeTests {
     func writeAndRead(folder: String, expecting mode: CaptureWriteMode) throws {
         let path = folder + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
-        let capture = try DecryptedCapture(path: path, lingerMillis: 1, directBufferBytes: 16_384)
+        let capture = DecryptedCapture(path: path, lingerMillis: 1, directBufferBytes: 16_384)
         let body = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         let request = Array("GET /big HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)
         let response = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
@@ -47,7 +47,7 @@ struct DecryptedCaptureWriteModeTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
         // The tail timer never fires in the test: only flush can write the packets (under one block).
-        let capture = try DecryptedCapture(path: path, lingerMillis: 1, directBufferBytes: 16_384, tailInterval: 3_600)
+        let capture = DecryptedCapture(path: path, lingerMillis: 1, directBufferBytes: 16_384, tailInterval: 3_600)
         defer { capture.stop() }
         capture.inspectedFlowBegan(flow: 5, client: .init(address: "127.0.0.1", port: 50_005), server: .init(address: "127.0.0.1", port: 8443),
                                    startMicros: 1_764_620_000_000_000)

@@ -55,6 +55,27 @@ struct TCPStreamSynthesizerTests {
         #expect(try tcp(packets[3]).0.options == [])
     }
 
+    @Test("reopened at a new file: a handshake one before each side's next byte, the data after it with no gap; nothing for a stream not open")
+    func reopening() throws {
+        var s = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80),
+                                     clientISN: 1000, serverISN: 5000, maximumSegmentSize: 30)
+        var fresh = s
+        #expect(fresh.handle(.reopened) == [] && fresh.state == .fresh)
+        _ = s.handle(.opened) + s.handle(.data(.clientToServer, request))
+        let packets = s.handle(.reopened) + s.handle(.data(.serverToClient, response))
+        #expect(try summary(packets) == [
+            "> 10.0.0.1:40000 seq 1039 ack 0 SYN len 0",
+            "< 10.0.0.2:80 seq 5000 ack 1040 SYN, ACK len 0",
+            "> 10.0.0.1:40000 seq 1040 ack 5001 ACK len 0",
+            "< 10.0.0.2:80 seq 5001 ack 1040 ACK len 30",
+            "< 10.0.0.2:80 seq 5031 ack 1040 PSH, ACK len 10",
+            "> 10.0.0.1:40000 seq 1040 ack 5041 ACK len 0",
+        ])
+        #expect(try tcp(packets[0]).0.options == [.maximumSegmentSize(30)])
+        _ = s.handle(.ended(.closedByClient))
+        #expect(s.handle(.reopened) == [] && s.state == .ended)
+    }
+
     @Test("the server closing first sends the first FIN; a client's reset is the client's RST (a trial's was drawn as the server's)")
     func whoEnded() throws {
         var closed = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80), clientISN: 100, serverISN: 500)

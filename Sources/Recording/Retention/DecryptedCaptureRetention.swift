@@ -1,8 +1,12 @@
-/// Which decrypted captures (`captures/decrypted-*.pcapng`, one per session that inspected a
-/// flow) a retention pass deletes (pure). They are capture files of another kind and live
+/// Which decrypted captures (`captures/decrypted-*.pcapng`, the files of sessions that inspected
+/// flows) a retention pass deletes (pure). They are capture files of another kind and live
 /// under the captures' limits: a file whose last packet (its modification time) is older than
 /// `capturesMaxAge` goes, then the oldest while they exceed what `capturesMaxBytes` leaves
-/// after the packet captures (`roomBytes`). The file a running session writes is never deleted,
+/// after the packet captures (`roomBytes`). They hold plaintext, so they are content too
+/// (DESIGN §5: decrypted content expires, 1 h / 1 d / 1 w, never forever): one older than
+/// `content.expiry` goes as well, whichever is sooner (`maxAge(capturesMaxAge:contentExpiry:)`);
+/// before, they followed `captures.maxAge` alone and outlived a 1 h content expiry 700-fold
+/// (a trial). The file a running session writes is never deleted,
 /// nor one an audit session holds: `tv audit bundle` cuts its `decrypted.pcapng` from the files
 /// whose span (`started` to `modified`) meets the audit session's, so such a file is evidence
 /// until that session is deleted, as its flows and packet captures are. No row describes
@@ -31,6 +35,12 @@ public enum DecryptedCaptureRetention {
     /// An audit session's span (µs; `to` nil while it records).
     public typealias Span = (from: Int64, to: Int64?)
 
+    /// How long a closed decrypted capture is kept (µs): the sooner of `captures.maxAge` (nil:
+    /// off) and `content.expiry`, which is never off.
+    public static func maxAge(capturesMaxAge: Int64?, contentExpiry: Int64) -> Int64 {
+        min(capturesMaxAge ?? .max, contentExpiry)
+    }
+
     /// Whether `file` holds packets an audit session of `spans` would cut into its bundle.
     public static func isEvidence(_ file: File, spans: [Span]) -> Bool {
         spans.contains { file.started <= ($0.to ?? .max) && file.modified >= $0.from }
@@ -40,7 +50,8 @@ public enum DecryptedCaptureRetention {
     /// - Parameters:
     ///   - evidence: the audit sessions' spans (`isEvidence`); nil when they cannot be read:
     ///     then nothing is deleted (deleting evidence cannot be undone).
-    ///   - maxAge: `StorageLimits.capturesMaxAge` (µs; nil: no age limit).
+    ///   - maxAge: how long a closed one is kept (µs; `maxAge(capturesMaxAge:contentExpiry:)`;
+    ///     nil: no age limit).
     ///   - roomBytes: what `capturesMaxBytes` leaves after the packet captures kept (nil: no
     ///     size limit; below zero counts as zero).
     ///   - now: µs since the epoch.

@@ -5,9 +5,11 @@ import TVHome
 import Tunnel
 
 /// The decrypted captures on disk (`captures/decrypted-*.pcapng`, `DecryptedCapture`): the
-/// plaintext of inspected flows, one file per session. Retention and delete-everything read and
-/// delete them here (`DecryptedCaptureRetention` decides which); the one a running session
-/// writes is the one it holds locked (`CaptureFolder.isRecording`), from any process.
+/// plaintext of inspected flows, each session's files rotated as its packet captures are.
+/// Retention, delete-everything and `tv captures delete NAME` read and delete them here
+/// (`DecryptedCaptureRetention` decides which for retention); the one a running session writes
+/// is the one it holds locked (`CaptureFolder.isRecording`), from any process. They have no rows:
+/// a file is named by its name, as `tv captures` lists it.
 public struct DecryptedCaptureFiles {
     let folder: String
 
@@ -43,6 +45,19 @@ public struct DecryptedCaptureFiles {
     /// - Throws: `StorageError.cannotDelete`.
     func delete(_ name: String) throws -> Int64? {
         try CaptureFiles.unlinkUnlessRecording(folder + "/" + name)
+    }
+
+    /// The decrypted capture `text` names for `tv captures delete`: a file name of that form
+    /// (`DecryptedCapture.isFileName`) with no folder; nil for anything else (a capture number).
+    public static func name(of text: String) -> String? {
+        DecryptedCapture.isFileName(text) && !text.contains("/") ? text : nil
+    }
+
+    /// Deletes the decrypted capture `name` unless a session writes it (`tv captures delete`).
+    /// - Returns: the bytes freed, nil when it was already gone or is being written.
+    /// - Throws: `StorageError.cannotDelete`.
+    public static func delete(home: TVHome, name: String) throws -> Int64? {
+        try DecryptedCaptureFiles(home: home).delete(name)
     }
 
     /// What the decrypted captures hold now: files, bytes, and the names of the ones a session

@@ -125,11 +125,13 @@ public final class StorageManager {
         return (doomed, closed)
     }
 
-    /// The decrypted captures `limits` delete: past captures.maxAge, then the oldest while they
-    /// exceed what captures.maxBytes leaves after `packetCaptureBytes`; audit evidence kept.
+    /// The decrypted captures `limits` delete: past captures.maxAge or content.expiry (whichever
+    /// is sooner: they are content), then the oldest while they exceed what captures.maxBytes
+    /// leaves after `packetCaptureBytes`; audit evidence kept.
     func decryptedDoomed(_ files: [DecryptedCaptureRetention.File], limits: StorageLimits, evidence: AuditEvidence,
                          packetCaptureBytes: Int64, now: Int64) -> [String] {
-        DecryptedCaptureRetention.doomed(files, evidence: decryptedCaptureEvidence(evidence), maxAge: limits.capturesMaxAge,
+        let maxAge = DecryptedCaptureRetention.maxAge(capturesMaxAge: limits.capturesMaxAge, contentExpiry: limits.contentExpiry.microseconds)
+        return DecryptedCaptureRetention.doomed(files, evidence: decryptedCaptureEvidence(evidence), maxAge: maxAge,
                                          roomBytes: limits.capturesMaxBytes.map { $0 - packetCaptureBytes }, now: now)
     }
 

@@ -21,14 +21,14 @@ enum CaptureCommands {
 
     static let capturesSpec = CommandSpec(
         name: "captures", summary: "List, rotate, delete capture files (pcapng) and see the room left.",
-        discussion: "Capture files are $TV_HOME/captures/capture-NNNNNN.pcapng, readable by Wireshark and tshark. The one being written is marked Recording: rotate it to close it before deleting or sharing it.",
+        discussion: "Capture files are $TV_HOME/captures/capture-NNNNNN.pcapng (packets of tv exec and --mode tun) and decrypted-YYYYMMDD-HHMMSS.pcapng (inspected connections' plaintext, capture.decrypted), readable by Wireshark and tshark. The one being written is marked Recording: rotate it to close it before deleting or sharing it. Both kinds rotate by capture.rotateBytes and capture.rotateAge and go by captures.maxBytes and captures.maxAge; decrypted ones also by content.expiry, whichever is sooner.",
         options: [json],
         subcommands: [
             CommandSpec(name: "list", summary: "The capture files, newest first, with size and time (the default).", options: [json]),
-            CommandSpec(name: "rotate", summary: "Close the file the running session is writing and open the next."),
+            CommandSpec(name: "rotate", summary: "Close the files the running sessions are writing (packets and decrypted) and begin the next."),
             CommandSpec(name: "delete", summary: "Delete one capture file; the connections stay in your history.",
                         options: [OptionSpec("yes", help: "Do not ask for confirmation.")],
-                        positionals: [PositionalSpec("SEQ", help: "The capture's number, as `tv captures` lists it.")]),
+                        positionals: [PositionalSpec("SEQ|NAME", help: "The capture's number, or a decrypted capture's name (decrypted-….pcapng), as `tv captures` lists them.")]),
             CommandSpec(name: "room", summary: "Room left against captures.maxBytes and captures.maxAge.", options: [json]),
         ],
         defaultSubcommand: "list")
@@ -119,7 +119,12 @@ enum CaptureCommands {
 
     static func delete(_ inv: Invocation) throws -> Int32 {
         let text = inv.command.positionals[0]
-        guard let seq = Int64(text), seq > 0 else { throw UsageRefusal("'\(text)' is not a capture number; `tv captures` lists them.") }
+        // A decrypted capture is named by its file name, as `tv captures` lists it (it said "is
+        // not a capture number": a trial).
+        if let name = DecryptedCaptureFiles.name(of: text) { return try deleteDecrypted(inv, name: name) }
+        guard let seq = Int64(text), seq > 0 else {
+            throw UsageRefusal("'\(TerminalText.line(text))' is not a capture number or a decrypted capture's name (decrypted-….pcapng); `tv captures` lists them.")
+        }
         let catalog = try catalog(inv, writing: true)
         defer { catalog.close() }
         guard let (file, deleted) = try catalog.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
@@ -140,30 +145,75 @@ enum CaptureCommands {
         return 0
     }
 
+    /// `tv captures delete decrypted-….pcapng`: a closed decrypted capture, asked first as a
+    /// packet capture is; never the one a session writes.
+    static func deleteDecrypted(_ inv: Invocation, name: String) throws -> Int32 {
+        let home = try inv.existingHome()
+        guard let file = DecryptedCaptureFiles.listing(home: home).first(where: { $0.name == name }) else {
+            throw CaptureError.noSuchDecryptedCapture(name: name)
+        }
+        if file.isRecording { throw CaptureError.decryptedRecording(name: name) }
+        // Held by an audit session (its bundle cuts its decrypted.pcapng from these files): said first.
+        var evidence = false
+        if let catalog = try? catalog(inv, writing: false) {
+            defer { catalog.close() }
+            if let spans = try? AuditStore.spans(in: catalog.database) {
+                evidence = DecryptedCaptureRetention.isEvidence(file, spans: spans.map { (from: $0.from, to: $0.to) })
+            }
+        }
+        inv.console.note(CapturesPresentation.deletionWarning(decrypted: file, evidence: evidence))
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("Deleting a capture needs confirmation; add --yes when running without a terminal.")
+            }
+            guard inv.console.confirm("Delete it?") else {
+                inv.console.line("Nothing was deleted.")
+                return 1
+            }
+        }
+        let freed = try DecryptedCaptureFiles.delete(home: home, name: name)
+        inv.console.line(CapturesPresentation.deleted(decrypted: name, freed: freed))
+        return 0
+    }
+
     static func room(_ inv: Invocation) throws -> Int32 {
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
         let files = try catalog.files()
         let maxBytes: SettingLimit
         let maxAge: SettingLimit
+        let contentExpiry: ContentExpiry
         do {
             let record = try inv.settingsStore().read()
             maxBytes = SettingLimit.bytes(record[SettingKeys.capturesMaxBytes])
             maxAge = SettingLimit.micros(record[SettingKeys.capturesMaxAge])
+            contentExpiry = ContentExpiry(text: record[SettingKeys.contentExpiry]) ?? .default
         } catch let error as UserFacingError {
             // The settings file cannot be read: the limits are unknown, so no comparison is made.
             inv.console.line("tv cannot read the settings (\(error.message)), so the room left against captures.maxBytes and captures.maxAge is not shown.")
             return 1
         }
-        let decrypted = DecryptedCaptureFiles.totalBytes(home: try inv.home())
         let evidence = Set(AuditEvidence.read(from: catalog.database).captures.map(Int64.init))
-        let room = CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, evidence: evidence,
+        // The decrypted captures count in what is used and expire by the sooner of captures.maxAge
+        // and content.expiry (they hold plaintext); those audit sessions hold never go (all of
+        // them, when which cannot be read).
+        let spans = try? AuditStore.spans(in: catalog.database).map { (from: $0.from, to: $0.to) }
+        let decryptedFiles = DecryptedCaptureFiles.listing(home: try inv.home())
+        let decrypted = decryptedFiles.map { file in
+            CaptureRoom.DecryptedFile(bytes: file.bytes, modifiedMicros: file.modified, isRecording: file.isRecording,
+                                      isEvidence: spans.map { DecryptedCaptureRetention.isEvidence(file, spans: $0) } ?? true)
+        }
+        let decryptedBytes = decrypted.reduce(Int64(0)) { $0 + $1.bytes }
+        var packetAge: Int64?
+        if case .limit(let age) = maxAge { packetAge = age }
+        let decryptedAge = DecryptedCaptureRetention.maxAge(capturesMaxAge: packetAge, contentExpiry: contentExpiry.microseconds)
+        let room = CaptureRoom.evaluate(files: files, decrypted: decrypted, decryptedMaxAgeMicros: decryptedAge, evidence: evidence,
                                         maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
                                         maxAge: (SettingKeys.capturesMaxAge.name, maxAge), nowMicros: FlowCommands.nowMicros())
         let home = try inv.home()
         let diskFree = DiskSpace.freeBytes(at: home.captureDirectory) ?? DiskSpace.freeBytes(at: home.path)
         if inv.json {
-            var json = CapturesPresentation.roomJSON(room, decryptedBytes: decrypted)
+            var json = CapturesPresentation.roomJSON(room, decryptedBytes: decryptedBytes)
             if case .object(var fields) = json, let diskFree {
                 fields.append(("diskFreeBytes", .int(diskFree)))
                 json = .object(fields)
@@ -171,7 +221,7 @@ enum CaptureCommands {
             inv.console.line(json.serialized(pretty: true))
             return 0
         }
-        for line in CapturesPresentation.roomLines(room, decryptedBytes: decrypted, diskFree: diskFree) { inv.console.line(line) }
+        for line in CapturesPresentation.roomLines(room, decryptedBytes: decryptedBytes, diskFree: diskFree) { inv.console.line(line) }
         return 0
     }
 }

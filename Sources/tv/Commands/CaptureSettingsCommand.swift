@@ -23,6 +23,10 @@ enum CaptureSettingsCommand {
     static func set(_ name: String, _ value: String, settings: SettingsStore, consent: () throws -> Void = {}) throws -> (SettingChange, String?) {
         // A running session says itself that it keeps the value it started with (both said it: a re-check).
         let nextStart = "It applies when the next `tv exec` or `tv run --mode tun` starts."
+        // The rotation settings rotate the decrypted capture too, in every mode (`capture.rotateBytes`
+        // said it applied to tv exec and --mode tun only, and a `tv run`'s decrypted capture never
+        // rotated: a trial).
+        let rotationAtNextStart = "It applies when the next session starts: the packet captures of `tv exec` and `tv run --mode tun`, and the decrypted capture of any session (capture.decrypted)."
         switch name {
         case SettingKeys.captureEnabled.name:
             return (try settings.set(SettingKeys.captureEnabled, to: try SettingsCommands.bool(name, value)), nextStart)
@@ -53,7 +57,7 @@ enum CaptureSettingsCommand {
             if let refusal = try rotationBeyondLimit(name, size, settings: settings) { throw refusal }
             try consent()
             return (try settings.set(key, to: size),
-                    name == SettingKeys.captureRotateBytes.name ? nextStart : nil)
+                    name == SettingKeys.captureRotateBytes.name ? rotationAtNextStart : nil)
         default:
             let key = name == SettingKeys.captureRotateAge.name ? SettingKeys.captureRotateAge : SettingKeys.capturesMaxAge
             guard let age = SettingLimit.userMicros(value) else {
@@ -66,7 +70,7 @@ enum CaptureSettingsCommand {
             }
             try consent()
             return (try settings.set(key, to: age),
-                    name == SettingKeys.captureRotateAge.name ? nextStart : nil)
+                    name == SettingKeys.captureRotateAge.name ? rotationAtNextStart : nil)
         }
     }
 

@@ -95,11 +95,12 @@ enum CaptureLimitConsent {
     }
 }
 
-/// A shorter `content.expiry` that deletes decrypted turns kept now is said first, and saved
-/// only with --yes, as the three storage limits are (a trial's `1h` deleted 1,029 turns at once
-/// without a word before).
+/// A shorter `content.expiry` that deletes decrypted turns or closed decrypted captures kept now
+/// is said first, and saved only with --yes, as the three storage limits are (a trial's `1h`
+/// deleted 1,029 turns at once without a word before).
 enum ContentExpiryConsent {
-    /// Refuses (exit 1) when `expiry` deletes turns the expiry in force keeps, naming how many.
+    /// Refuses (exit 1) when `expiry` deletes turns or decrypted captures the expiry in force
+    /// keeps, naming how many.
     static func check(_ inv: Invocation, expiry: ContentExpiry, settings: SettingsStore) throws {
         guard let home = try? inv.existingHome(), let record = try? settings.read(),
               let current = ContentExpiry(text: record[SettingKeys.contentExpiry]),
@@ -109,10 +110,29 @@ enum ContentExpiryConsent {
         guard let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
         let now = inv.nowMicros
-        guard let after = try? storage.contentTurnsExpiring(expiry, now: now),
-              let before = try? storage.contentTurnsExpiring(current, now: now), after > before else { return }
-        let more = after - before
-        throw LimitConsentNeeded(deletes: "content.expiry \(expiry.text) deletes \(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000))), as soon as it is saved", count: more)
+        let after = (try? storage.contentTurnsExpiring(expiry, now: now)) ?? 0
+        let before = (try? storage.contentTurnsExpiring(current, now: now)) ?? 0
+        let more = max(0, after - before)
+        // Closed decrypted captures expire by it too (they hold the same plaintext).
+        var files = (files: 0, bytes: Int64(0))
+        if var limits = try? StorageLimitsReading.limits(record) {
+            limits.contentExpiry = current
+            let kept = try? storage.captureFilesDoomed(limits, now: now)
+            limits.contentExpiry = expiry
+            if let kept, let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > kept.files {
+                files = (doomed.files - kept.files, doomed.bytes - kept.bytes)
+            }
+        }
+        guard more + files.files > 0 else { return }
+        var parts: [String] = []
+        if more > 0 {
+            parts.append("\(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000)))")
+        }
+        if files.files > 0 {
+            parts.append("\(files.files == 1 ? "1 closed decrypted capture" : "\(files.files) closed decrypted captures") (\(Units.bytes(files.bytes)))\(more > 0 ? "" : " that \(current.text) keeps")")
+        }
+        throw LimitConsentNeeded(deletes: "content.expiry \(expiry.text) deletes " + parts.joined(separator: " and ") + ", as soon as it is saved",
+                                 count: more + files.files)
     }
 }
 

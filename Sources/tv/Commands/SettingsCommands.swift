@@ -14,7 +14,7 @@ import TVHome
 enum SettingsCommands {
     static let spec = CommandSpec(
         name: "settings", summary: "Show or change tv's saved settings.",
-        discussion: "Settings live in $TV_HOME/settings.json. A change is saved first, then a running session is told. Inspection itself is turned on and off with `tv inspect on|off`, which checks trust first.",
+        discussion: "Settings live in $TV_HOME/settings.json. A change is saved first, then a running session is told. Inspection itself is turned on and off with `tv inspect on|off`, which checks trust first. `tv settings` lists every setting with what it means. The capture settings (capture.rotateBytes, capture.rotateAge, captures.maxBytes, captures.maxAge) cover the packet captures and the decrypted captures (capture.decrypted) alike; decrypted captures hold plaintext, so a closed one also expires with content.expiry, whichever is sooner.",
         options: [OptionSpec("json", help: "Print as JSON.")],
         subcommands: [
             CommandSpec(name: "show", summary: "Every setting with its value (the default).",

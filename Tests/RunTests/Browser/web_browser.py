@@ -181,7 +181,7 @@ try:
     groups = [g.get_attribute("aria-label") for g in driver.find_elements(By.CSS_SELECTOR, "section.settings-group")]
     if groups[:2] != ["Secure traffic", "Decrypted content"]:
         fail("the settings' groups are " + str(groups))
-    if "How long kept content lives: 1h, 1d or 1w (never forever); packet captures older than it lose their TLS secrets." not in driver.find_element(By.TAG_NAME, "main").text:
+    if "How long kept content lives: 1h, 1d or 1w (never forever); decrypted captures closed longer ago are deleted, and packet captures older than it lose their TLS secrets." not in driver.find_element(By.TAG_NAME, "main").text:
         fail("content.expiry's meaning is not said")
     # The session runs with --keep-content and --inspect, the saved values are off: said beside
     # them (Settings read "content.keep off" beside a session keeping content: a trial).
