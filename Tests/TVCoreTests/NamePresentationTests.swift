@@ -63,6 +63,44 @@ struct NamePresentationTests {
                 == ["Flow \(nowhere.id): (no destination)", "  name         none: the connection ended before it named a destination"])
     }
 
+    /// A trial drove headless Chromium, whose every ClientHello carries a GREASE
+    /// encrypted_client_hello: `tv flow` said the wanted name "may be encrypted inside" under
+    /// each flow tv inspected, where a client that sent requests over tv's leaf cannot have used
+    /// ECH (tv holds no ECH key; a refused offer ends with ech_required, never a request).
+    @Test("tv flow's ECH note: not under an inspected flow the client sent data on; kept where it can be true")
+    func echNoteOnlyWhereItCanBeTrue() {
+        let note = "  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
+            + "wanted may be encrypted inside (unless the extension was GREASE, which browsers send with the real name outside)"
+        var chromium = flow(.sni, host: "localhost")
+        chromium.hostIsECHPublicName = true
+        chromium.status = .inspected
+        chromium.bytesUp = 1_390
+        chromium.bytesDown = 7_795
+        #expect(!FlowNamePresentation.echMayHideName(chromium))
+        #expect(!FlowDetailPresentation.lines(chromium, now: now).contains { $0.hasPrefix("  ECH") })
+        // Inspected, nothing sent by the client (a spare connection, or a refused ECH offer's
+        // ech_required): it may be true.
+        var quiet = chromium
+        quiet.bytesUp = 0
+        quiet.bytesDown = 40
+        #expect(FlowNamePresentation.echMayHideName(quiet))
+        #expect(FlowDetailPresentation.lines(quiet, now: now).contains(note))
+        // Not inspected (passed through, kept private, failed, or tv did not terminate TLS): tv
+        // cannot tell, whatever moved.
+        for status in [FlowStatus.encrypted, .keptPrivate, .failed, .interrupted] {
+            var other = chromium
+            other.status = status
+            #expect(FlowNamePresentation.echMayHideName(other), "\(status)")
+            #expect(FlowDetailPresentation.lines(other, now: now).contains(note), "\(status)")
+        }
+        // No extension: never.
+        var plain = chromium
+        plain.hostIsECHPublicName = false
+        plain.bytesUp = 0
+        plain.status = .encrypted
+        #expect(!FlowNamePresentation.echMayHideName(plain))
+    }
+
     @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
     func counters() {
         #expect(TunnelNamesPresentation.lines([:], namedFromLookups: 0) == [
