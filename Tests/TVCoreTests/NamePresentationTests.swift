@@ -101,6 +101,31 @@ struct NamePresentationTests {
         #expect(!FlowNamePresentation.echMayHideName(plain))
     }
 
+    /// Chromium's spare connections (closed 0.3 ms after their handshake when another connection
+    /// to the host won the race) read "possible pinning" in a trial; weighed as unused, they
+    /// carry no error, and `tv flow` says what they were.
+    @Test("tv flow: an inspected flow the client closed having sent nothing, with no error, reads as a connection it did not use")
+    func unusedConnection() {
+        var spare = flow(.sni, host: "localhost")
+        spare.status = .inspected
+        spare.bytesUp = 0
+        spare.bytesDown = 40
+        #expect(FlowDetailPresentation.unused(spare))
+        #expect(FlowDetailPresentation.lines(spare, now: now).contains(
+            "  status       inspected — tv terminated TLS on both legs; the client sent nothing over it and closed it: a connection it did not use "
+            + "(a browser opens spare connections and closes those it does not need)"))
+        var pinning = spare
+        pinning.error = "the client closed right after the handshake without sending data (possible pinning)"
+        #expect(!FlowDetailPresentation.unused(pinning))
+        #expect(FlowDetailPresentation.statusSentence(pinning) == "inspected — tv terminated TLS on both legs")
+        var open = spare
+        open.duration = nil
+        #expect(!FlowDetailPresentation.unused(open))
+        var used = spare
+        used.bytesUp = 1
+        #expect(!FlowDetailPresentation.unused(used))
+    }
+
     @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
     func counters() {
         #expect(TunnelNamesPresentation.lines([:], namedFromLookups: 0) == [
