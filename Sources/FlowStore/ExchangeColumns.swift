@@ -28,6 +28,19 @@ public enum ExchangeColumns {
             + "ON CONFLICT(flow_id, seq) DO UPDATE SET \(updates)"
     }()
 
+    /// `UPDATE exchanges SET every other column WHERE flow_id = ?1 AND seq = ?2 RETURNING id`,
+    /// its parameters numbered as `upsertSQL`'s (so `write` binds either): the row of an exchange
+    /// written before, changed in place. The upsert did that too, but under AUTOINCREMENT an
+    /// INSERT that meets its conflict still moves the counter past the id it would have taken
+    /// (SQLite: an upsert that updates bumps `sqlite_sequence`), so every later state of a row
+    /// written open (a Server-Sent Events response's, streaming) skipped an id: a trial's
+    /// request ids read 33, 35, and `tv request 34` said there was none.
+    static let updateSQL: String = {
+        let written = Array(names.dropFirst())
+        let updates = written.enumerated().dropFirst(2).map { "\($0.element) = ?\($0.offset + 1)" }.joined(separator: ", ")
+        return "UPDATE exchanges SET \(updates) WHERE flow_id = ?1 AND seq = ?2 RETURNING id"
+    }()
+
     /// `exchange`'s values in `names` order (`id` first), for a writer that binds an array (the
     /// shared store's, `SharedExchangeRows`); the same values `write` binds one by one.
     static func bindings(_ exchange: ExchangeRecord) -> [SQLiteValue] {
@@ -47,7 +60,9 @@ public enum ExchangeColumns {
     /// parameter is bound again, so none is cleared (the texts stay bound to `texts`' buffer
     /// between rows: `SQLiteTextRow.stepRebindingEveryText`).
     /// - Throws: `FlowStoreError` when a value cannot be bound or the row cannot be written.
-    static func write(_ exchange: ExchangeRecord, with statement: SQLiteStatement, texts: inout SQLiteTextRow) throws {
+    /// - Returns: whether the statement gave a row (`updateSQL`'s: the row was there and changed).
+    @discardableResult
+    static func write(_ exchange: ExchangeRecord, with statement: SQLiteStatement, texts: inout SQLiteTextRow) throws -> Bool {
         statement.rewind()
         try statement.bind(integer: exchange.flowID, at: 1)
         try statement.bind(integer: Int64(exchange.sequence), at: 2)
@@ -73,7 +88,7 @@ public enum ExchangeColumns {
         try statement.bind(integer: exchange.connect ? 1 : 0, at: 22)
         texts.set(exchange.state.rawValue, at: 23)
         try statement.bind(optionalInteger: exchange.requestEndTime, at: 24)
-        _ = try texts.stepRebindingEveryText(statement)
+        return try texts.stepRebindingEveryText(statement)
     }
 
     /// Reads the current row of a statement that selected `selectList` (from its first column).

@@ -9,6 +9,9 @@ import FlowTerms
 /// exchange cost four. Lives on the writer thread with `FlowBatchWriter`.
 struct ExchangeRowWriter {
     private let upsert: SQLiteStatement
+    /// Changes a row written before in place (`ExchangeColumns.updateSQL`): the upsert's
+    /// conflict path moved the AUTOINCREMENT counter, skipping an id each time.
+    private let update: SQLiteStatement
     /// The row's texts, bound without a copy (its buffer reused row after row).
     private var texts = SQLiteTextRow()
     /// Moves `exchanges`' counter past a block of ids and returns its last.
@@ -32,6 +35,7 @@ struct ExchangeRowWriter {
     /// - Throws: `FlowStoreError` when a statement cannot be prepared or the rows read.
     init(database: SQLiteDatabase) throws {
         upsert = try database.prepare(ExchangeColumns.upsertSQL)
+        update = try database.prepare(ExchangeColumns.updateSQL)
         reserve = try database.prepare("""
             UPDATE sqlite_sequence SET seq = max(seq, (SELECT coalesce(max(id), 0) FROM exchanges)) + ?
             WHERE name = 'exchanges' RETURNING seq
@@ -60,10 +64,10 @@ struct ExchangeRowWriter {
         for exchange in exchanges {
             let key = ExchangeKey(flow: exchange.flowID, sequence: exchange.sequence)
             if exchange.state == .open {
-                try ExchangeColumns.write(exchange, with: upsert, texts: &texts)
+                try writeRow(exchange, known: writtenOpen.contains(key))
                 opened.append(key)
             } else if writtenOpen.contains(key) {
-                try ExchangeColumns.write(exchange, with: upsert, texts: &texts)
+                try writeRow(exchange, known: true)
                 ended.append(key)
             } else {
                 finished.append(exchange)
@@ -87,6 +91,17 @@ struct ExchangeRowWriter {
         }
     }
 
+    /// Writes `exchange`'s row: a row `known` to be there is updated in place (its id kept, and
+    /// no id used up), else inserted; one known but gone (removed by hand, or with its flow) is
+    /// inserted again.
+    private mutating func writeRow(_ exchange: ExchangeRecord, known: Bool) throws {
+        if known {
+            defer { update.rewind() }
+            if try ExchangeColumns.write(exchange, with: update, texts: &texts) { return }
+        }
+        try ExchangeColumns.write(exchange, with: upsert, texts: &texts)
+    }
+
     /// The last of `count` ids taken from `exchanges`' counter (the first is `count - 1` below).
     private func reserveIDs(_ count: Int) throws -> Int64 {
         defer { reserve.rewind(); reserveFirst.rewind() }
@@ -107,6 +122,7 @@ struct ExchangeRowWriter {
     /// Rewinds the statements (a statement left on its row keeps a read transaction open).
     func rewind() {
         upsert.rewind()
+        update.rewind()
         reserve.rewind()
         reserveFirst.rewind()
         insertRun.rewind()

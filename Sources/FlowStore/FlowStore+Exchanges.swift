@@ -16,6 +16,16 @@ extension FlowStore {
         try connection.withDatabase { try StoredExchanges.exchange(id: id, in: $0) }
     }
 
+    /// The largest request id given out so far (`exchanges`' AUTOINCREMENT counter, which also
+    /// gives the packed runs theirs), 0 when none was.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func highestExchangeID() throws -> Int64 {
+        try connection.withDatabase { database in
+            guard case let .integer(seq) = try database.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'exchanges'") else { return 0 }
+            return seq
+        }
+    }
+
     /// Every exchange of flow `flowID` in request order (`seq`), damaged rows left out and
     /// returned beside them.
     /// - Throws: `FlowStoreError` when the database cannot be read.

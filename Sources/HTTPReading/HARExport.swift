@@ -116,6 +116,8 @@ public enum HARExport {
             missing = row.state == .answered
                 ? "answered by tv in the server's place (`tv flow \(row.flowID)` says why); its status and sizes are from the request row"
                 : "no response was recorded (the recording budget ran out, or not all was recorded); its status and sizes are from the request row"
+            // The row counts a coded body as sent: its decoded size (content.size) is not known.
+            if let clause = HARRowEntry.unknownSizeClause(row) { missing! += "; " + clause }
         } else {
             responseFields = responseJSON(nil, version: version, reader: reader, splicer: &splicer)
             missing = "no response was recorded"

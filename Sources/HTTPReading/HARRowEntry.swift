@@ -5,8 +5,9 @@ import TVHome
 /// row, for a flow whose content was not kept: what the row holds and nothing more. Method, URL
 /// (the path as kept: without its query when content was not kept, and the entry's `comment`
 /// says so), status and reason, HTTP version, body sizes as the row counted them (transfer coding
-/// removed, content coding still applied: HAR's `bodySize`; `content.size` is the same number, and
-/// its `comment` says when a content coding means the decoded size is unknown), `headersSize` -1,
+/// removed, content coding still applied: HAR's `bodySize`; `content.size`, the decoded length, is
+/// the same number without a content coding, and -1 with one, said in its `comment` and the
+/// entry's: the row does not know it), `headersSize` -1,
 /// no headers, cookies, query or bodies (content). Timings from the row's times in milliseconds:
 /// `send` 0 (the row has no time for the request's last byte, so `wait` runs from its first),
 /// `wait` from the request's first byte to the response's first, `receive` from there to the
@@ -153,6 +154,7 @@ public enum HARRowEntry {
         case .answered: notes.append("answered by tv in the server's place (`tv flow \(row.flowID)` says why)")
         }
         if row.status == nil { notes.append("no response was read") }
+        if let clause = unknownSizeClause(row) { notes.append(clause) }
         return notes.joined(separator: "; ")
     }
 
@@ -165,12 +167,9 @@ public enum HARRowEntry {
                 ("redirectURL", .string("")), ("headersSize", .int(-1)), ("bodySize", .int(-1)),
             ])
         }
-        let size = row.responseBodyBytes ?? 0
-        var content: [(String, JSONValue)] = [("size", .int(size)), ("mimeType", .string(row.contentType ?? ""))]
-        if let coding = row.contentEncoding {
-            content.append(("comment", .string("the size as sent, still \(coding)-coded: the decoded size is known only from kept content")))
-        }
-        return .object([
+        var content: [(String, JSONValue)] = [("size", .int(decodedSize(row) ?? -1)), ("mimeType", .string(row.contentType ?? ""))]
+        if let note = codedSizeNote(row) { content.append(("comment", .string(note))) }
+        var fields: [(String, JSONValue)] = [
             ("status", .int(Int64(status))),
             ("statusText", .string(row.reason ?? "")),
             ("httpVersion", .string(version)),
@@ -179,7 +178,46 @@ public enum HARRowEntry {
             ("redirectURL", .string("")),
             ("headersSize", .int(-1)),
             ("bodySize", .int(row.responseBodyBytes ?? -1)),
-        ])
+        ]
+        if row.state == .answered { fields.append(("comment", .string(answeredNote(row)))) }
+        return .object(fields)
+    }
+
+    /// The response body's decoded length, HAR 1.2's `content.size`, where the row knows it: the
+    /// body as the row counted it (transfer coding removed) when no content coding was applied,
+    /// or when there was no body to decode; nil when a content coding was (the row counts the
+    /// bytes as sent, and the exchange reader does not decode on the data path: a trial's
+    /// big.json read `content.size` 4,150, its br-coded length, where Chromium decoded 251,790).
+    public static func decodedSize(_ row: ExchangeRecord) -> Int64? {
+        let size = row.responseBodyBytes ?? 0
+        return size > 0 && contentCoded(row) ? nil : size
+    }
+
+    /// Whether the row's response names a content coding other than `identity` (RFC 9110 §8.4.1).
+    static func contentCoded(_ row: ExchangeRecord) -> Bool {
+        guard let coding = row.contentEncoding, !coding.isEmpty else { return false }
+        return coding.lowercased() != "identity"
+    }
+
+    /// `content.comment` of a coded body whose decoded size the row does not know (nil otherwise).
+    public static func codedSizeNote(_ row: ExchangeRecord) -> String? {
+        guard decodedSize(row) == nil, let coding = row.contentEncoding, let sent = row.responseBodyBytes else { return nil }
+        return "the decoded size is not known (size -1): the row counts the body as sent, \(sent) bytes still \(coding)-coded (bodySize); "
+            + "only kept content is decoded"
+    }
+
+    /// The entry comment's clause for a coded response whose decoded size the row does not know.
+    public static func unknownSizeClause(_ row: ExchangeRecord) -> String? {
+        guard row.status != nil, let coding = row.contentEncoding, decodedSize(row) == nil else { return nil }
+        return "the response body was \(coding)-coded and its decoded size is not known, so content.size is -1"
+    }
+
+    /// `response.comment` of tv's own answer (a 502 when the server could not be reached or
+    /// answered unreadably, a 400, a 504): its status and sizes are the row's, read from what tv
+    /// wrote; its headers and body are not kept with what the client and server said.
+    static func answeredNote(_ row: ExchangeRecord) -> String {
+        "tv's own answer, not the server's: its headers and body are not kept (its body was a sentence saying why, "
+            + "which `tv flow \(row.flowID)` gives as the connection's error)"
     }
 
     /// HAR writes HTTP/2 as `HTTP/2.0` (as the entries from content do).

@@ -13,8 +13,9 @@ public enum ContentRefusal: UserFacingError, Equatable {
     case unsafeForTerminal(turn: Int)
     /// None of the flows given to `tv export har` holds kept HTTP or exchange rows, so no file was written.
     case noHTTP
-    /// `tv request ID`: the data folder has no exchange with this id.
-    case noRequest(Int64)
+    /// `tv request ID`: the data folder has no exchange with this id; `highest`: the largest id
+    /// given out so far, when known.
+    case noRequest(Int64, highest: Int64? = nil)
     /// A command that takes flow ids (`tv export har`) was given `id`, which names no flow but
     /// is the id of a request (`tv requests`) of flow `flow`.
     case requestIDNotFlow(Int64, flow: Int64)
@@ -32,7 +33,15 @@ public enum ContentRefusal: UserFacingError, Equatable {
             return "None of these flows holds kept HTTP or exchange rows, so nothing was written."
         case let .requestIDNotFlow(id, flow):
             return "There is no flow \(id) in this data folder; \(id) is the id of a request of flow \(flow) (`tv requests` ids are not flow ids), so name flow \(flow) or pick requests with --filter."
-        case let .noRequest(id):
+        case let .noRequest(id, highest?) where id < highest:
+            // A gap among ids given out is no lost request: each later state of a row written
+            // open (a streaming response's) used an id up until the writer changed rows in place
+            // (a trial read 33, 35 and took "There is no request 34" for data loss); retention
+            // takes old requests with their flows.
+            return "There is no request \(id) in this data folder, and that is no sign of a lost one: not every id up to the largest "
+                + "(\(highest)) names a request (tv before this version skipped one after each request whose row changed as it streamed, "
+                + "and old requests go with their flows); `tv requests` lists the ones there are."
+        case let .noRequest(id, _):
             return "There is no request \(id) in this data folder; `tv requests` lists the ones there are."
         }
     }

@@ -135,6 +135,8 @@ public enum FlowDetailPresentation {
         case .inspected where f.certificateVerified == false:
             return "inspected — tv terminated TLS on both legs, though the server's certificate did NOT verify (tv run --upstream-insecure): "
                 + "anyone on the way to the server could have stood in for it"
+        case .inspected where unused(f):
+            return "inspected — tv terminated TLS on both legs; " + unusedClause
         case .inspected: return "inspected — tv terminated TLS on both legs"
         case .notEncrypted where FlowListPresentation.awaitsFirstBytes(f):
             return "not known yet — nothing was sent either way so far; the first bytes tell TLS from plain"
@@ -150,6 +152,17 @@ public enum FlowDetailPresentation {
             return "interrupted — the tv session carrying it ended without closing it (killed, crashed or lost power); it ends here at its last recorded activity"
         }
     }
+
+    /// An inspected flow the client closed without sending anything over tv's leaf, and that
+    /// carries no error: a connection it did not use (a browser's spare: `PinningEvidenceRule`
+    /// tells it from a pin check), not a failure.
+    public static func unused(_ f: FlowRecord) -> Bool {
+        f.status == .inspected && f.duration != nil && f.bytesUp == 0 && f.error == nil
+    }
+
+    /// What `unused` flows' status says after its first words.
+    public static let unusedClause = "the client sent nothing over it and closed it: a connection it did not use "
+        + "(a browser opens spare connections and closes those it does not need)"
 
     /// What can be said about decrypted content for this flow: how much was saved (the amount,
     /// not the number of turns) and where to read it, or which of the four reasons there is none.

@@ -67,11 +67,24 @@ public enum FlowNamePresentation {
             // of its own choosing.
             out.append("  resolver     " + resolver)
         }
-        if f.hostIsECHPublicName {
+        if echMayHideName(f) {
             out.append("  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
                        + "wanted may be encrypted inside (unless the extension was GREASE, which browsers send with the real name outside)")
         }
         return out
+    }
+
+    /// Whether the name the client wanted may be encrypted inside the ClientHello (ECH,
+    /// draft-ietf-tls-esni): it carried encrypted_client_hello, and tv did not both answer it with
+    /// its own leaf and carry data the client sent after. tv holds no ECH key, so it answers the
+    /// outer hello; a client whose ECH offer is so refused checks the certificate against the
+    /// outer (public) name and ends with an ech_required alert ("Authenticating for the Public
+    /// Name"), never sending a request. An inspected flow the client sent data on was therefore
+    /// not using ECH: its extension was GREASE (every Chromium flow carries one, and a trial read
+    /// the note under each). Said where it can be true: a flow tv did not inspect, or an
+    /// inspected one that carried nothing from the client.
+    public static func echMayHideName(_ f: FlowRecord) -> Bool {
+        f.hostIsECHPublicName && !(f.status == .inspected && f.bytesUp > 0)
     }
 
     /// `tv flows`' PROTO PORT cell: a row named from DNS adds the address after the service

@@ -31,7 +31,7 @@ public struct RequestReading: KeptContentReading {
     /// - Throws: `ContentRefusal.noRequest` when there is no such exchange; `FlowStoreError`
     ///   when a store cannot be read.
     public func run(flows: FlowStore, content: ContentStore, to output: some CommandOutput) throws {
-        guard let exchange = try flows.exchange(id: id) else { throw ContentRefusal.noRequest(id) }
+        guard let exchange = try flows.exchange(id: id) else { throw ContentRefusal.noRequest(id, highest: try? flows.highestExchangeID()) }
         let flow = try flows.flow(id: exchange.flowID)
         let kept = try RequestReading.keptReading(flow: exchange.flowID, content: content)
         var recorded: HTTPExchange?

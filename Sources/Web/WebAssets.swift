@@ -171,6 +171,11 @@ function visible(text) {
   });
 }
 
+// Text's line ends as `tv turns` and `tv request` draw them (BytePreview.textLines): CRLF ends
+// a line as LF does, and a lone CR is `␍` (a trial's conversation view read `\x0d` at the end
+// of every line of an HTTP/1.1 head, where `tv turns` showed none).
+function textLines(text) { return text.replace(/\r\n/g, "\n").replace(/\r/g, "\u240d"); }
+
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -300,6 +305,12 @@ function utc(micros, withDate) {
   return (withDate ? iso.slice(0, 10) + " " : "") + iso.slice(11, 19) + (withDate ? " UTC" : "");
 }
 
+// As `tv flow` writes a time (Units.utcMillis): `2026-11-30 03:05:00.123 UTC`.
+function utcMillis(micros) {
+  const iso = new Date(Math.floor(micros / 1000)).toISOString();
+  return iso.slice(0, 10) + " " + iso.slice(11, 23) + " UTC";
+}
+
 function relative(micros) {
   const sec = Math.max(0, (Date.now() - micros / 1000) / 1000);
   if (sec < 60) return Math.round(sec) + " s ago";
@@ -425,7 +436,7 @@ function screen(title, ...children) {
 
 // ---- live events ---------------------------------------------------------------------------
 
-const live = { listeners: new Set(), top: null, rates: [], connected: false };
+const live = { listeners: new Set(), top: null, rates: [], connected: false, catchUps: 0, catchingUp: false };
 // A hidden tab lets go of its stream, and takes it again when shown: a browser opens at most six
 // HTTP/1.1 connections to one host, so six open tabs' streams left a seventh tab no connection
 // to load with (a trial).
@@ -435,19 +446,52 @@ document.addEventListener("visibilitychange", () => {
     eventSource.close();
     eventSource = null;
     live.connected = false;
+    live.catchUps++;
+    live.catchingUp = false;
     document.getElementById("live").textContent = "○ Paused while this tab is hidden";
   } else if (!document.hidden && !eventSource) {
     connectEvents();
   }
 });
+
+// The words while a stream that (re)opened is being caught up with.
+const CATCHING_UP = "○ Catching up on what came while not connected…";
+
+// The stream (re)opened: what came while it was down (hidden, or the connection lost) was never
+// told, so each screen reads again what it shows (its listener's answer to "open": a promise,
+// or nothing when it has nothing to read), and "● Live" is said once it has. A trial's Requests
+// tab, hidden while traffic ran, said "● Live" above a top row 18 requests old until a reload.
+async function catchUp(source) {
+  const status = document.getElementById("live");
+  const asked = ++live.catchUps;
+  live.catchingUp = true;
+  status.textContent = CATCHING_UP;
+  let failure = null;
+  try { await Promise.all([...live.listeners].map(f => f("open", null))); } catch (e) { failure = e; }
+  if (asked !== live.catchUps || source !== eventSource || !live.connected) return;
+  live.catchingUp = false;
+  status.textContent = failure ? "○ Connected, but this screen could not be read again: " + failure.message : "● Live";
+}
+
+// A screen drawn anew while a catch-up is under way reads everything after the stream opened:
+// it is not behind, and the catch-up of the screen left (whose answers are dropped) is over.
+function screenCaughtUp() {
+  if (!live.catchingUp || !live.connected) return;
+  live.catchUps++;
+  live.catchingUp = false;
+  document.getElementById("live").textContent = "● Live";
+}
+
 function connectEvents() {
   const status = document.getElementById("live");
   if (eventSource) eventSource.close();
   const source = new EventSource(withToken("/api/events"));
   eventSource = source;
-  source.addEventListener("open", () => { live.connected = true; status.textContent = "● Live"; });
+  source.addEventListener("open", () => { live.connected = true; catchUp(source); });
   source.addEventListener("error", async () => {
     live.connected = false;
+    live.catchUps++;
+    live.catchingUp = false;
     status.textContent = "○ Not connected: reconnecting…";
     for (const f of live.listeners) f("gone", null);
     // Why: a tv web started again has a new token, and this page's is refused for good (a
@@ -478,6 +522,18 @@ function connectEvents() {
   });
 }
 function onLive(f) { live.listeners.clear(); live.listeners.add(f); }
+
+// A list's first page read again after the stream was down, put before the rows shown: the
+// page's rows replace theirs; where the page reaches a row shown, the rows after it stay (and
+// `next`, the cursor after the last of them), else more came than a page holds and the list is
+// the page alone (with its own cursor). Rows are the same when `key` gives the same value.
+function caughtUp(shown, next, page, pageNext, key) {
+  const last = page.length ? key(page[page.length - 1]) : null;
+  const at = last === null ? -1 : shown.findIndex(r => key(r) === last);
+  if (at < 0) return { rows: page, next: pageNext };
+  const fresh = new Set(page.map(key));
+  return { rows: page.concat(shown.slice(at + 1).filter(r => !fresh.has(key(r)))), next: next };
+}
 
 // ---- Dashboard -----------------------------------------------------------------------------
 
@@ -558,7 +614,13 @@ async function dashboard() {
   // Nothing read yet is not "Monitoring is off" (a refused token drew that beside a running
   // session: a trial); a refusal is the whole screen.
   if (live.top) drawDashboard(live.top); else screen("Dashboard", h("p", { class: "muted" }, "Loading…"));
-  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone" && live.top) drawDashboard(live.top); });
+  onLive((kind, top) => {
+    if (kind === "top") drawDashboard(top);
+    else if (kind === "gone" && live.top) drawDashboard(live.top);
+    // Figures from before the stream went down are read again (else they stay until the next
+    // `top` event, a few seconds on).
+    else if (kind === "open") return api("/api/top").then(t => { live.top = t; drawDashboard(t); });
+  });
   try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { screen("Dashboard", errorCard(e.message)); }
 }
 
@@ -608,6 +670,7 @@ function route() {
   }
   live.listeners.clear();
   routeToken++;
+  screenCaughtUp();
   // Without the token every screen would draw its empty state ("Monitoring is off" beside a
   // running session: a re-check); say what is missing instead.
   if (!webToken()) {
@@ -821,23 +884,38 @@ async function captures() {
 
 async function inspector(id) {
   screen("Connection " + id, h("p", { class: "muted" }, "Loading…"));
-  onLive((kind, event) => { if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id); });
+  // Drawn closed, the flow changes no more; drawn open (or not yet drawn), it may have ended while
+  // the stream was down, which no event will tell: read again when the stream (re)opens.
+  let shownClosed = false;
+  onLive((kind, event) => {
+    if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id);
+    else if (kind === "open" && !shownClosed) return inspector(id);
+  });
   let detail;
   try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
   const f = detail.flow || detail;
+  shownClosed = f.duration !== null && f.duration !== undefined;
   const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)", http_host: "Announced (the request's Host header)",
                    reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
                    none: "None seen" }[f.hostOrigin] || f.hostOrigin;
-  const end = f.duration === null ? null : f.startTime + f.duration;
+  // As `tv flow` says it (FlowDetailPresentation): active from its start to its end (start plus
+  // duration), or to its last recorded activity while open, to the millisecond; a trial's page
+  // read "First to last packet 17:20:30 – 17:20:33" (the last byte moved, not the close) beside
+  // "Duration 4.4 s", where `tv flow` said "active 17:20:30.704 to 17:20:35.095", and a proxied
+  // flow has no packets.
+  const open = f.duration === null || f.duration === undefined;
+  const last = open ? f.lastActivityTime : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: keptRoute("timeline") }, "← Timeline")),
     dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress ? f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")" : "none: no server was reached or named"],
-        ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
-        ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
+        ["Active", utcMillis(f.startTime) + " to " + utcMillis(last) + (open ? " (still open)" : "")],
+        ["Duration", open ? "open, " + duration(Math.max(0, Date.now() * 1000 - f.startTime)) + " so far" : duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
         // TCP through the TUN is counted by its capture (below), not on the flow (a trial read
         // "not counted" above "12 packets"): filled in once the packet list is read.
         ["Packets", h("span", { id: "packet-count" }, f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–"))],
-        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
+        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")
+          // As `tv flow` says it (FlowDetailPresentation.unused): not an error.
+          + (f.status === "inspected" && !open && f.bytesUp === 0 && !f.error ? " — the client sent nothing over it and closed it: a connection it did not use (a browser opens spare connections and closes those it does not need)" : "")],
         ["Program", f.program && f.program.command ? programName(f.program) + (f.program.pid ? " (pid " + f.program.pid + (f.program.executable ? ", " + f.program.executable : "") + ")" : "") : (f.program && f.program.said) || "not known"]]),
   ];
   // Other names, as the row says where they came from (otherHostsOrigin; a row written before
@@ -960,7 +1038,7 @@ async function content(id) {
             : turn.bodiesShortened ? " kept of " + bytes(turn.seenBytes) + " (HTTP/2 bodies past 64 KiB were left out)" : "")),
         h("p", {}, h("a", { href: withToken(`/api/flows/${id}/turns/${turn.number}/raw`), download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
         turn.unreadable ? errorCard(turn.unreadable)
-          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
+          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? textLines(turn.text) : hexDump(turn.base64)))));
   } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
 }
 
@@ -993,8 +1071,8 @@ function messageView(title, m, flow) {
   let body = null, shownNote = null;
   if (b.text !== undefined && b.text !== null) {
     // Line ends as text, not as escaped carriage returns (a CRLF page read "<html>\x0d" on
-    // every line: a trial); a lone CR is still shown escaped.
-    const text = b.text.replace(/\r\n/g, "\n");
+    // every line: a trial).
+    const text = textLines(b.text);
     body = text === "" ? null : h("pre", { class: "body" }, text.length > BODY_SHOWN ? text.slice(0, BODY_SHOWN) : text);
     if (text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + text.length.toLocaleString("en-US") + " characters.";
   } else if (b.base64) {
@@ -1047,7 +1125,7 @@ async function packet(id, n) {
 
 // ---- Requests ------------------------------------------------------------------------------
 
-const requests = { preset: "", filter: "", rows: [], next: null, stopped: null, notice: null, error: null, loaded: false, asked: 0 };
+const requests = { preset: "", filter: "", rows: [], next: null, stopped: null, notice: null, error: null, loaded: false, asked: 0, pending: null };
 
 // The list's filter as /api/requests takes it, and as its route keeps it (#/requests?…).
 function requestsFilter() {
@@ -1082,15 +1160,29 @@ function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authorit
 // Each load is numbered: only the last one asked is drawn (a slow filter's answer arriving after
 // a quick one's drew its rows under the quick one's text: a trial). More cancels a first-page
 // reload not yet made (it put the list back to one page a moment after More: a trial). A refused
-// filter empties the list: rows of the filter before it are not this one's.
-async function loadRequests(more) {
+// filter empties the list: rows of the filter before it are not this one's. `catchUp`: the
+// first page read again after the live stream was down, merged before the rows shown
+// (`caughtUp`), so pages read with More stay.
+function loadRequests(more, catchUp) {
+  requests.pending = readRequests(more, catchUp);
+  return requests.pending;
+}
+
+// `loadRequests`' work; a load superseded by a later one answers with the later one's promise
+// (a catch-up is over when the rows drawn are at least as new as it).
+async function readRequests(more, catchUp) {
   const asked = ++requests.asked;
   if (more && requestsReload) { clearTimeout(requestsReload); requestsReload = null; }
-  if (!more) keepInRoute("requests", requestsFilter(), true);
+  if (!more && !catchUp) keepInRoute("requests", requestsFilter(), true);
   let page = null, error = null;
   try { page = await api("/api/requests?" + requestParams(more ? requests.next : null)); } catch (e) { error = e.message; }
-  if (asked !== requests.asked) return;
-  if (page) {
+  if (asked !== requests.asked) return requests.pending;
+  if (page && catchUp && requests.loaded) {
+    Object.assign(requests, caughtUp(requests.rows, requests.next, page.requests, page.nextCursor, x => x.id));
+    requests.stopped = page.stopped || null;
+    requests.notice = page.notice || null;
+    requests.error = null;
+  } else if (page) {
     requests.rows = more ? requests.rows.concat(page.requests) : page.requests;
     requests.next = page.nextCursor;
     // A filter that ran past tv web's time limit answers with what it found so far and where it
@@ -1101,11 +1193,12 @@ async function loadRequests(more) {
     requests.notice = page.notice || null;
     requests.error = null;
   } else {
-    if (!more) { requests.rows = []; requests.next = null; requests.stopped = null; requests.notice = null; }
+    if (!more && !catchUp) { requests.rows = []; requests.next = null; requests.stopped = null; requests.notice = null; }
     requests.error = error;
   }
   requests.loaded = true;
   drawRequestRows();
+  if (error && catchUp) throw new Error(error);
 }
 
 // A request opened from the list carries the list's filter, for its way back.
@@ -1191,7 +1284,12 @@ function requestsScreen() {
     h("section", { id: "request-list", "aria-live": "polite" }));
   drawRequestRows();
   loadRequests(false);
-  onLive(kind => { if (kind === "flow" && requests.loaded) reloadRequestsSoon(); });
+  onLive(kind => {
+    if (kind === "flow" && requests.loaded) reloadRequestsSoon();
+    // What came while the stream was down (a filter stopped at the time limit is not run again
+    // by itself: each run would take the whole limit).
+    else if (kind === "open" && !requests.stopped) return loadRequests(false, true);
+  });
 }
 
 // ---- One request ---------------------------------------------------------------------------
@@ -1220,8 +1318,7 @@ async function requestDetail(id) {
   const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
                   answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
-  const millis = micros => { const d = new Date(micros / 1000).toISOString(); return d.slice(0, 10) + " " + d.slice(11, 23) + " UTC"; };
-  const timing = ["started " + millis(x.requestTime)];
+  const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
   if (x.duration !== null && x.duration !== undefined) timing.push("ended after " + duration(x.duration));
@@ -1499,6 +1596,7 @@ const timeline = {
   interval: null,    // {from, to} in seconds, absolute: picked off the axis (never re-evaluated)
   zoom: [],          // stack of {from, to} the axis covers
   rows: [], next: null, error: null, loaded: false, activity: null, focus: 0,
+  asked: 0, pending: null,   // loads are numbered: only the last one asked is drawn
 };
 
 // The Timeline's filter as /api/flows takes it, and as its route keeps it (#/timeline?…).
@@ -1544,20 +1642,36 @@ function aimHAR() {
   link.setAttribute("href", withToken("/api/har?" + timelineFilter()));
 }
 
-async function loadFlows(more) {
+// `catchUp`: the first page read again after the live stream was down (flows that opened or
+// ended meanwhile were never told: a trial's Timeline, hidden while traffic ran, kept its old
+// rows under "● Live"), merged before the rows shown (`caughtUp`), so pages read with More stay.
+// A load superseded by a later one answers with the later one's promise.
+function loadFlows(more, catchUp) {
+  timeline.pending = readFlows(more, catchUp);
+  return timeline.pending;
+}
+
+async function readFlows(more, catchUp) {
+  const asked = ++timeline.asked;
   aimHAR();
-  if (!more) keepInRoute("timeline", timelineFilter(), true);
-  try {
-    const page = await api("/api/flows?" + flowParams(more ? timeline.next : null));
+  if (!more && !catchUp) keepInRoute("timeline", timelineFilter(), true);
+  let page = null, error = null;
+  try { page = await api("/api/flows?" + flowParams(more ? timeline.next : null)); } catch (e) { error = e.message; }
+  if (asked !== timeline.asked) return timeline.pending;
+  if (page && catchUp && timeline.loaded) {
+    Object.assign(timeline, caughtUp(timeline.rows, timeline.next, page.flows, page.nextCursor, f => f.id));
+    timeline.error = null;
+  } else if (page) {
     timeline.rows = more ? timeline.rows.concat(page.flows) : page.flows;
     timeline.next = page.nextCursor;
     timeline.error = null;
-  } catch (e) {
-    timeline.error = e.message;
+  } else {
+    timeline.error = error;
   }
   timeline.loaded = true;
   drawRows();
   if (timeline.activity && timeline.activity.error) drawScrub();
+  if (error && catchUp) throw new Error(error);
 }
 
 async function loadActivity() {
@@ -1754,6 +1868,10 @@ function timelineScreen() {
   drawRows();
   refreshTimeline();
   onLive((kind, event) => {
+    if (kind === "open") {
+      reloadActivitySoon();
+      return loadFlows(false, true);
+    }
     if (kind !== "flow" || !timeline.loaded) return;
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);

@@ -93,6 +93,41 @@ import Testing
         }
     }
 
+    /// A trial's Server-Sent Events request (its row written open, then changed as it streamed
+    /// and when it ended) was followed by a skipped id each time (33, 35): the upsert's conflict
+    /// path moved AUTOINCREMENT's counter, and `tv request 34` said there was none.
+    @Test("a row changed in place after it was written open uses up no id: the ids after it are dense")
+    func changedOpenRowKeepsIDsDense() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            defer { writer.close() }
+            let a = writer.open(sampleFlow(start: 100))
+            writer.enqueue(.exchange(exchange(flow: a.id, sequence: 1, at: 10)))
+            writer.flush()
+            // The stream: written open, changed twice while open (each in its own batch), ended.
+            var stream = exchange(flow: a.id, sequence: 2, at: 20, state: .open)
+            writer.enqueue(.exchange(stream))
+            writer.flush()
+            for received in [Int64(100), 200] {
+                stream.responseBodyBytes = received
+                writer.enqueue(.exchange(stream))
+                writer.flush()
+            }
+            stream.state = .complete
+            stream.endTime = 90
+            writer.enqueue(.exchange(stream))
+            writer.flush()
+            for sequence in 3...4 { writer.enqueue(.exchange(exchange(flow: a.id, sequence: sequence, at: Int64(sequence) * 10))) }
+            writer.flush()
+            let rows = try store.exchanges(ofFlow: a.id).exchanges
+            #expect(rows.map(\.sequence) == [1, 2, 3, 4])
+            #expect(rows.map(\.id) == [1, 2, 3, 4])
+            #expect(rows[1].state == .complete && rows[1].responseBodyBytes == 200)
+            #expect(try count(store, "SELECT seq FROM sqlite_sequence WHERE name = 'exchanges'") == 4)
+            #expect(try store.highestExchangeID() == 4)
+        }
+    }
+
     @Test("a writer started later ends an exchange an earlier one left open in its row, not in a run")
     func laterWriterEndsTheOpenRow() throws {
         try withStore { store, _ in

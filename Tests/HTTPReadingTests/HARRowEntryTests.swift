@@ -97,6 +97,52 @@ import Testing
         row.contentEncoding = "gzip"
         row.responseBodyBytes = 40
         #expect(HARRowEntry.response(row, version: "HTTP/1.1").serialized().contains(
-            #""content":{"size":40,"mimeType":"","comment":"the size as sent, still gzip-coded: the decoded size is known only from kept content"}"#))
+            #""content":{"size":-1,"mimeType":"","comment":"the decoded size is not known (size -1): the row counts the body as sent, 40 bytes still gzip-coded (bodySize); only kept content is decoded"}"#))
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP); the response body was gzip-coded and its decoded size is not known, so content.size is -1")
+    }
+
+    /// HAR 1.2's `content.size` is the decoded length; a row counts a content-coded body as sent
+    /// (a trial's big.json read 4,150, its br-coded length, where Chromium decoded 251,790): -1
+    /// and said, never the coded length as if decoded. Without a coding, or with no body, the
+    /// row's count is the decoded length.
+    @Test func aCodedBodysDecodedSizeIsNotClaimed() {
+        var row = ExchangeRecord(id: 37, flowID: 9, sequence: 19, streamID: 37, httpVersion: "HTTP/2", method: "GET", scheme: "https",
+                                 authority: "localhost:21443", path: "/data/big.json", status: 200, requestBodyBytes: 0, requestWireBytes: 0,
+                                 responseBodyBytes: 4_150, responseWireBytes: 4_150, contentType: "application/json", contentEncoding: "br",
+                                 requestTime: start, responseTime: start + 70_000, endTime: start + 70_046, state: .complete)
+        #expect(HARRowEntry.decodedSize(row) == nil)
+        #expect(HARRowEntry.response(row, version: "HTTP/2.0").serialized() == """
+        {"status":200,"statusText":"","httpVersion":"HTTP/2.0","cookies":[],"headers":[],\
+        "content":{"size":-1,"mimeType":"application/json","comment":"the decoded size is not known (size -1): the row counts the body as sent, 4150 bytes still br-coded (bodySize); only kept content is decoded"},\
+        "redirectURL":"","headersSize":-1,"bodySize":4150}
+        """)
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 37; the response body was br-coded and its decoded size is not known, so content.size is -1")
+        // `identity` is no coding (RFC 9110 §8.4.1): the count is the decoded length.
+        row.contentEncoding = "Identity"
+        #expect(HARRowEntry.decodedSize(row) == 4_150)
+        #expect(HARRowEntry.response(row, version: "HTTP/2.0").serialized().contains(#""content":{"size":4150,"mimeType":"application/json"},"#))
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 37")
+        // A coded response without a body (a HEAD's, a 304's) decodes to nothing.
+        row.contentEncoding = "gzip"
+        row.responseBodyBytes = 0
+        #expect(HARRowEntry.decodedSize(row) == 0)
+        #expect(HARRowEntry.response(row, version: "HTTP/2.0").serialized().contains(#""content":{"size":0,"mimeType":"application/json"},"#))
+        #expect(HARRowEntry.unknownSizeClause(row) == nil)
+    }
+
+    /// tv's own 502 (the server could not be reached): a trial's entries had no headers and an
+    /// empty body without a word; tv's answer is not kept with what the client and server said,
+    /// so the response says so and where its sentence is.
+    @Test func tvsOwnAnswerSaysItsHeadersAndBodyAreNotKept() {
+        let row = ExchangeRecord(id: 3, flowID: 2, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "http",
+                                 authority: "clients2.google.com", path: "/time/1/current", status: 502, reason: "Bad Gateway",
+                                 requestBodyBytes: 0, requestWireBytes: 0, responseBodyBytes: 113, responseWireBytes: 113,
+                                 contentType: "text/plain; charset=utf-8", requestTime: start, responseTime: start + 9_867,
+                                 endTime: start + 9_867, state: .answered)
+        #expect(HARRowEntry.response(row, version: "HTTP/1.1").serialized() == """
+        {"status":502,"statusText":"Bad Gateway","httpVersion":"HTTP/1.1","cookies":[],"headers":[],\
+        "content":{"size":113,"mimeType":"text/plain; charset=utf-8"},"redirectURL":"","headersSize":-1,"bodySize":113,\
+        "comment":"tv's own answer, not the server's: its headers and body are not kept (its body was a sentence saying why, which `tv flow 2` gives as the connection's error)"}
+        """)
     }
 }

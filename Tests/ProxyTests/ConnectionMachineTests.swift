@@ -459,6 +459,7 @@ struct ConnectionMachineTests {
         _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false, atMicros: 1_000_000)))
         let out = m.handle(.relayEnded(.init(failure: nil, atMicros: 1_030_000)))
         #expect(out == [.suspectPinning(Self.fixtureKey(), .quietCloseAfterHandshake), .close(reset: false)])
+        #expect(m.handle(.pinningWeighed(Self.fixtureKey(), .quietCloseAfterHandshake, .counted(tipped: false))) == [])
         #expect(m.facts.error == "the client closed right after the handshake without sending data (possible pinning)")
         #expect(m.outcome == .possiblePinning)
         #expect(m.facts.status == .inspected)

@@ -41,6 +41,20 @@ struct PinningDetectorTests {
         #expect(PinningDetector(quietCloseWindowMicros: 10).judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 11)) == .fine)
     }
 
+    /// Measured through tv (tcpdump on the proxy port): curl --pinnedpubkey closes 0.3 ms after
+    /// its Finished, Python checking a pinned hash 20 ms after; Chromium closed a connection it
+    /// had opened ahead and left idle 1.44 s after (it read "possible pinning" under the 2 s window).
+    @Test("the default window: a pin check's close is possible pinning, a spare's after an idle wait is not")
+    func defaultWindow() {
+        let detector = PinningDetector()
+        #expect(detector.quietCloseWindowMicros == 500_000)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 300)) == .possiblePinning(.quietCloseAfterHandshake))
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 20_000)) == .possiblePinning(.quietCloseAfterHandshake))
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 500_000)) == .possiblePinning(.quietCloseAfterHandshake))
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 500_001)) == .fine)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 1_440_000)) == .fine)
+    }
+
     @Test("another TLS failure is none of the three")
     func otherError() {
         #expect(detector.judge(.otherError("wrong version number")) == .failed("wrong version number"))
@@ -83,6 +97,62 @@ struct PinningDetectorTests {
         #expect(!rule.retry(&busy, connectionStart: 53 + 600_000_010))
         // Threshold below 1 is 1.
         #expect(PinningEvidenceRule(threshold: 0).threshold == 1)
+    }
+
+    /// Chromium through tv (tcpdump on the proxy port): it opens two connections to a host at
+    /// once and closes the one that finishes its handshake second 0.3 ms after its Finished, as
+    /// fast as curl --pinnedpubkey closes (0.3 ms): a trial's `tv diag` counted 7 of 20 so. The
+    /// other connection, open with tv's leaf, tells the spare from a pin check.
+    @Test("what a close weighs: counted, the same episode, or not held against the client (another connection open, tv's certificate used)")
+    func weights() {
+        let rule = PinningEvidenceRule()
+        var spare = PinningEvidenceRule.Record()
+        #expect(rule.weigh(&spare, connectionStart: 0, now: 10, othersOpen: 1) == .anotherConnectionOpen)
+        #expect(rule.weigh(&spare, connectionStart: 0, now: 10, othersOpen: 3) == .anotherConnectionOpen)
+        #expect(spare == PinningEvidenceRule.Record())
+        #expect(!rule.retry(&spare, connectionStart: 20))
+        // Alone: counted and tipped (curl --pinnedpubkey's first attempt).
+        #expect(rule.weigh(&spare, connectionStart: 0, now: 10, othersOpen: 0) == .counted(tipped: true))
+        #expect(rule.weigh(&spare, connectionStart: 5, now: 12, othersOpen: 0) == .sameEpisode)
+        #expect(spare.count == 1 && spare.lastCountedMicros == 10)
+        // A pinning client's two parallel connections: the first closes beside the other (not
+        // counted), the last alone (counted): its retry passes through.
+        var parallel = PinningEvidenceRule.Record()
+        #expect(rule.weigh(&parallel, connectionStart: 0, now: 10, othersOpen: 1) == .anotherConnectionOpen)
+        #expect(rule.weigh(&parallel, connectionStart: 1, now: 11, othersOpen: 0) == .counted(tipped: true))
+        #expect(rule.retry(&parallel, connectionStart: 20))
+        // A success in memory wins over everything.
+        var used = PinningEvidenceRule.Record()
+        rule.success(&used, now: 5)
+        #expect(rule.weigh(&used, connectionStart: 0, now: 10, othersOpen: 1) == .usedTVCertificate)
+        #expect(rule.weigh(&used, connectionStart: 0, now: 10, othersOpen: 0) == .usedTVCertificate)
+        let twice = PinningEvidenceRule(threshold: 2)
+        var notYet = PinningEvidenceRule.Record()
+        #expect(twice.weigh(&notYet, connectionStart: 0, now: 10) == .counted(tipped: false))
+        #expect(PinningEvidenceRule.Weight.counted(tipped: false).isEvidence)
+        #expect(PinningEvidenceRule.Weight.sameEpisode.isEvidence)
+        #expect(!PinningEvidenceRule.Weight.anotherConnectionOpen.isEvidence)
+        #expect(!PinningEvidenceRule.Weight.usedTVCertificate.isEvidence)
+    }
+
+    @Test("the connections of a key that hold tv's leaf: a close beside another is a spare's; each counts itself once")
+    func leafHolders() {
+        let evidence = PinningEvidence(rule: PinningEvidenceRule())
+        let chromium = PinKey(client: ClientIdentity(address: "127.0.0.1", helloFingerprint: "cccccccccccc"), host: "localhost", port: 21443)
+        let other = PinKey(client: ClientIdentity(address: "127.0.0.1", helloFingerprint: "cccccccccccc"), host: "localhost", port: 21444)
+        evidence.leafOffered(chromium)   // the connection kept
+        evidence.leafOffered(chromium)   // the spare
+        evidence.leafOffered(other)
+        #expect(evidence.weigh(chromium, connectionStart: 0, now: 10) == .anotherConnectionOpen)
+        evidence.leafConnectionEnded(chromium)
+        // The kept one alone now: its own close (had it sent nothing) counts.
+        #expect(evidence.weigh(chromium, connectionStart: 0, now: 20) == .counted(tipped: true))
+        evidence.leafConnectionEnded(chromium)
+        evidence.leafConnectionEnded(chromium)  // more ends than offers: never below none
+        evidence.leafOffered(chromium)
+        #expect(evidence.weigh(chromium, connectionStart: 30, now: 40) == .counted(tipped: true))
+        // A connection that held no leaf (a close during the handshake) counts every holder.
+        #expect(evidence.weigh(chromium, connectionStart: 50, now: 60, heldLeaf: false) == .anotherConnectionOpen)
     }
 
     @Test("per key: one client's closes are never held against another client, host or port")

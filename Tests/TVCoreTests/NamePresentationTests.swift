@@ -63,6 +63,69 @@ struct NamePresentationTests {
                 == ["Flow \(nowhere.id): (no destination)", "  name         none: the connection ended before it named a destination"])
     }
 
+    /// A trial drove headless Chromium, whose every ClientHello carries a GREASE
+    /// encrypted_client_hello: `tv flow` said the wanted name "may be encrypted inside" under
+    /// each flow tv inspected, where a client that sent requests over tv's leaf cannot have used
+    /// ECH (tv holds no ECH key; a refused offer ends with ech_required, never a request).
+    @Test("tv flow's ECH note: not under an inspected flow the client sent data on; kept where it can be true")
+    func echNoteOnlyWhereItCanBeTrue() {
+        let note = "  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
+            + "wanted may be encrypted inside (unless the extension was GREASE, which browsers send with the real name outside)"
+        var chromium = flow(.sni, host: "localhost")
+        chromium.hostIsECHPublicName = true
+        chromium.status = .inspected
+        chromium.bytesUp = 1_390
+        chromium.bytesDown = 7_795
+        #expect(!FlowNamePresentation.echMayHideName(chromium))
+        #expect(!FlowDetailPresentation.lines(chromium, now: now).contains { $0.hasPrefix("  ECH") })
+        // Inspected, nothing sent by the client (a spare connection, or a refused ECH offer's
+        // ech_required): it may be true.
+        var quiet = chromium
+        quiet.bytesUp = 0
+        quiet.bytesDown = 40
+        #expect(FlowNamePresentation.echMayHideName(quiet))
+        #expect(FlowDetailPresentation.lines(quiet, now: now).contains(note))
+        // Not inspected (passed through, kept private, failed, or tv did not terminate TLS): tv
+        // cannot tell, whatever moved.
+        for status in [FlowStatus.encrypted, .keptPrivate, .failed, .interrupted] {
+            var other = chromium
+            other.status = status
+            #expect(FlowNamePresentation.echMayHideName(other), "\(status)")
+            #expect(FlowDetailPresentation.lines(other, now: now).contains(note), "\(status)")
+        }
+        // No extension: never.
+        var plain = chromium
+        plain.hostIsECHPublicName = false
+        plain.bytesUp = 0
+        plain.status = .encrypted
+        #expect(!FlowNamePresentation.echMayHideName(plain))
+    }
+
+    /// Chromium's spare connections (closed 0.3 ms after their handshake when another connection
+    /// to the host won the race) read "possible pinning" in a trial; weighed as unused, they
+    /// carry no error, and `tv flow` says what they were.
+    @Test("tv flow: an inspected flow the client closed having sent nothing, with no error, reads as a connection it did not use")
+    func unusedConnection() {
+        var spare = flow(.sni, host: "localhost")
+        spare.status = .inspected
+        spare.bytesUp = 0
+        spare.bytesDown = 40
+        #expect(FlowDetailPresentation.unused(spare))
+        #expect(FlowDetailPresentation.lines(spare, now: now).contains(
+            "  status       inspected — tv terminated TLS on both legs; the client sent nothing over it and closed it: a connection it did not use "
+            + "(a browser opens spare connections and closes those it does not need)"))
+        var pinning = spare
+        pinning.error = "the client closed right after the handshake without sending data (possible pinning)"
+        #expect(!FlowDetailPresentation.unused(pinning))
+        #expect(FlowDetailPresentation.statusSentence(pinning) == "inspected — tv terminated TLS on both legs")
+        var open = spare
+        open.duration = nil
+        #expect(!FlowDetailPresentation.unused(open))
+        var used = spare
+        used.bytesUp = 1
+        #expect(!FlowDetailPresentation.unused(used))
+    }
+
     @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
     func counters() {
         #expect(TunnelNamesPresentation.lines([:], namedFromLookups: 0) == [

@@ -15,6 +15,17 @@ import Testing
         path: "/a", queryRemoved: true, status: 200, reason: "OK", responseBodyBytes: 1_234, responseWireBytes: 1_245,
         contentType: "text/html", requestTime: start, responseTime: start + 12_000, endTime: start + 35_000, state: .complete)
 
+    /// A trial read request ids 33 and 35 and `tv request 34` said "There is no request 34": a gap
+    /// below the largest id is said to be no lost request; past it, as before.
+    @Test func noSuchRequestBelowTheLargestIDIsNoLoss() {
+        #expect(ContentRefusal.noRequest(34, highest: 57).message
+                == "There is no request 34 in this data folder, and that is no sign of a lost one: not every id up to the largest (57) names a request (tv before this version skipped one after each request whose row changed as it streamed, and old requests go with their flows); `tv requests` lists the ones there are.")
+        for (id, highest) in [(Int64(58), Int64?(57)), (57, 57), (3, nil), (1, 0)] {
+            #expect(ContentRefusal.noRequest(id, highest: highest).message
+                    == "There is no request \(id) in this data folder; `tv requests` lists the ones there are.")
+        }
+    }
+
     @Test func urlStatusAndLogLine() {
         let e = Self.finished
         #expect(RequestListPresentation.url(e) == "https://example.com/a?…")

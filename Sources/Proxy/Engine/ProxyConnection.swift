@@ -33,6 +33,9 @@ final class ProxyConnection: LoopHandler {
     /// A `.peekClient` (or a consume) asked for the client's unread bytes after this batch.
     var needsPeek = false
     var closeReportPending = false
+    /// This connection was offered tv's leaf and counts among its pin key's open ones
+    /// (`PinningEvidence.leafOffered`) until it is released.
+    var leafOffered = false
 
     var phaseDeadline: UInt64 = 0
     var armedAt: UInt64 = 0
@@ -197,6 +200,12 @@ final class ProxyConnection: LoopHandler {
         case .startUpstreamTLS(let plan):
             startUpstreamTLS(plan)
         case .startClientTLS(let plan):
+            // Another connection of this client to this host and port holds tv's leaf while
+            // it is open: its spare's quiet close is no sign of pinning (`PinningEvidenceRule`).
+            if !leafOffered, let key = machine.pinKey {
+                leafOffered = true
+                shared.pinningEvidence.leafOffered(key)
+            }
             startClientTLS(plan)
         case .relay:
             startRelay()
@@ -214,8 +223,9 @@ final class ProxyConnection: LoopHandler {
             shared.pinning.remember(key, kind: kind, reason: reason)
             loop.counters.pinned.wrappingAdd(1, ordering: .relaxed)
         case let .suspectPinning(key, sign):
-            let tipped = shared.pinningEvidence.suspicion(key, connectionStart: machine.facts.startMicros, now: loop.wallNow)
-            enqueue(.pinningWeighed(key, sign, tipped: tipped))
+            let weight = shared.pinningEvidence.weigh(key, connectionStart: machine.facts.startMicros, now: loop.wallNow,
+                                                      heldLeaf: leafOffered)
+            enqueue(.pinningWeighed(key, sign, weight))
         case .clientAccepted(let key):
             shared.pinningEvidence.success(key, now: loop.wallNow)
         case .refuseClientTLS(let alert):
@@ -371,6 +381,10 @@ final class ProxyConnection: LoopHandler {
         }
         loop.unregister(token)
         shared.connectionEnded(address: admittedAddress)
+        if leafOffered, let key = machine.pinKey {
+            leafOffered = false
+            shared.pinningEvidence.leafConnectionEnded(key)
+        }
         // Commands still queued (pinning bookkeeping) may add to the facts: report after them.
         closeReportPending = true
         if !executing { reportClosed() }

@@ -366,6 +366,17 @@ public enum ConnectionFailure: Equatable, Sendable {
 }
 
 extension ConnectionFailure {
+    /// Reading from or sending to the client failed: how a relay meets a client that went away.
+    var onClientLeg: Bool {
+        switch self {
+        case .read(let side, _, _): return side == .client
+        case .send(let side, _): return side == .client
+        default: return false
+        }
+    }
+}
+
+extension ConnectionFailure {
     /// The sentence as the body of tv's own HTTP error response: tv named as the speaker once,
     /// "tv: " before a sentence that does not already say "tv …" (decided by the case, not the text).
     public var answer: String { namesTV ? sentence : "tv: " + sentence }

@@ -207,10 +207,19 @@ struct ConnectionMachine {
             phase = .closed
             facts.error = ConnectionFailure.leafMint(text).sentence
             return [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.internalError)]
-        case let .pinningWeighed(key, sign, tipped):
+        case let .pinningWeighed(key, sign, weight):
+            // A quiet close after the handshake (the relay's) is said as what the evidence made
+            // of it: a sign of pinning, or a connection the client did not use (another of its
+            // connections held tv's certificate, or it used it for this host): no error, and not
+            // counted as possible pinning (a trial's `tv diag` counted Chromium's spares so).
+            if sign == .quietCloseAfterHandshake {
+                guard weight.isEvidence else { return [] }
+                outcome = .possiblePinning
+                facts.error = ConnectionFailure.possiblePinning(sign, passThrough: nil).sentence
+            }
             // The closes tipped the balance: the client's next connection passes through (and is
             // remembered then, when it came back: `PinningEvidenceRule`).
-            guard tipped else { return [] }
+            guard weight == .counted(tipped: true) else { return [] }
             let failure = ConnectionFailure.possiblePinning(sign, passThrough: key)
             facts.error = failure.sentence  // a failed flow's reason too (`failureReason` reads it)
             return []
@@ -610,15 +619,27 @@ struct ConnectionMachine {
         // a re-check).
         // A note the flow already carries (an unusable SNI, a server that answered no TLS) is
         // kept before it: a reset after the answer replaced it, depending on timing (CI).
-        if let failure = ending.failure, facts.status != .keptPrivate {
+        var quiet: (key: PinKey, sign: PinningDetector.PinningSign)?
+        if facts.status == .inspected, let key = pinKey,
+           case .possiblePinning(let sign) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
+            quiet = (key, sign)
+        }
+        // A quiet close weighed below is said then: what tv met on the client's leg as it went
+        // (its reset, or tv's bytes for it refused: "sending to the client failed: broken pipe")
+        // is no error of a spare connection the client did not use, and pinning's sentence
+        // replaces it otherwise.
+        if let failure = ending.failure, facts.status != .keptPrivate, !(quiet != nil && settings.remembersClients && failure.onClientLeg) {
             facts.error = facts.error.map { "\($0); then \(failure.sentence)" } ?? failure.sentence
         }
         var out: [Command] = []
-        if facts.status == .inspected, let key = pinKey,
-           case .possiblePinning(let sign) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
-            outcome = .possiblePinning
-            facts.error = ConnectionFailure.possiblePinning(sign, passThrough: nil).sentence
-            if settings.remembersClients { out.append(.suspectPinning(key, sign)) }
+        if let quiet {
+            if settings.remembersClients {
+                // Said once weighed (`.pinningWeighed`): a browser's spare is no sign of pinning.
+                out.append(.suspectPinning(quiet.key, quiet.sign))
+            } else {
+                outcome = .possiblePinning
+                facts.error = ConnectionFailure.possiblePinning(quiet.sign, passThrough: nil).sentence
+            }
         }
         // What tv already read from the failed leg is still the other's: delivered first. A
         // server that reset after its response reached tv lost the client what tv still held

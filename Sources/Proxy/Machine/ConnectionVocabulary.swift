@@ -173,9 +173,10 @@ extension ConnectionMachine {
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.
         case leafMintFailed(String)
-        /// The answer to `.suspectPinning`: whether the evidence now tips the balance (the
-        /// client's next connection to the key passes through).
-        case pinningWeighed(PinKey, PinningDetector.PinningSign, tipped: Bool)
+        /// The answer to `.suspectPinning`: what the close weighs (`PinningEvidenceRule.Weight`:
+        /// counted, and whether it tipped the balance so the client's next connection to the key
+        /// passes through; or not held against the client, and why).
+        case pinningWeighed(PinKey, PinningDetector.PinningSign, PinningEvidenceRule.Weight)
         /// The relay saw no traffic for the idle timeout (at this wall-clock µs), while it waited
         /// for what `waiting` says (the driver's reading of its legs and exchange reader).
         case idle(atMicros: Int64, waiting: IdleWait)

@@ -12,6 +12,16 @@ import Synchronization
 /// - its connection began after the previous counted close for the key: a burst of closes from
 ///   connections that were all open at once (a load tool stopping, a browser dropping its spare
 ///   connections) is one episode, while a pinning client retries one attempt after another.
+/// - no other connection of the same key holds tv's certificate at the close (`othersOpen`): a
+///   browser opens connections in parallel and closes the one it does not need the moment its
+///   handshake ends, as a client checking a pin does. Measured with Debian's Chromium 156
+///   through tv (tcpdump on the proxy port): the spare sent its Finished and its FIN 0.3 ms
+///   apart (curl --pinnedpubkey: close_notify 0.3 ms after its Finished; Python checking a
+///   pinned hash: its reset 20 ms after), while the connection it kept had sent its Finished
+///   0.5 ms before that FIN and its first bytes 34 µs after it; so neither the time after the
+///   handshake nor a success seen so far tells the spare from a pin check, while the other
+///   connection, open with tv's leaf, does. A pinning client's parallel connections all close,
+///   so the last of them is counted.
 /// When `threshold` closes count in a row (1 by default), the client's next connection that
 /// began after the last of them is its retry: `retry` says so once, the engine passes it through
 /// and remembers the key as pinned. A client that checks a pin (curl --pinnedpubkey) therefore
@@ -36,14 +46,42 @@ public struct PinningEvidenceRule: Sendable, Hashable {
         public init() {}
     }
 
-    /// Records a close for a connection accepted at `start`, ending at `now`. Returns true when
-    /// it tipped the balance: the client's next connection is to be passed through.
-    public func suspicion(_ record: inout Record, connectionStart start: Int64, now: Int64) -> Bool {
-        if record.lastSuccessMicros != .min && record.lastSuccessMicros >= start - trustMemoryMicros { return false }
-        if start <= record.lastCountedMicros { return false }
+    /// What a close weighs.
+    public enum Weight: Sendable, Hashable {
+        /// Counted against the client; `tipped`: its next connection is to be passed through.
+        case counted(tipped: Bool)
+        /// Part of an episode already counted: its connection began before the last counted close.
+        case sameEpisode
+        /// Not held against the client: it sent data over tv's certificate for this host and
+        /// port while this connection was open, or within `trustMemoryMicros` before it began.
+        case usedTVCertificate
+        /// Not held against the client: another of its connections to this host and port held
+        /// tv's certificate when this one closed (a browser's spare, dropped unused).
+        case anotherConnectionOpen
+
+        /// Whether the close counts as a sign of pinning (counted, or part of a counted episode).
+        public var isEvidence: Bool {
+            switch self {
+            case .counted, .sameEpisode: return true
+            case .usedTVCertificate, .anotherConnectionOpen: return false
+            }
+        }
+    }
+
+    /// Weighs a close for a connection accepted at `start`, ending at `now`, while `othersOpen`
+    /// other connections of its key held tv's certificate.
+    public func weigh(_ record: inout Record, connectionStart start: Int64, now: Int64, othersOpen: Int = 0) -> Weight {
+        if record.lastSuccessMicros != .min && record.lastSuccessMicros >= start - trustMemoryMicros { return .usedTVCertificate }
+        if othersOpen > 0 { return .anotherConnectionOpen }
+        if start <= record.lastCountedMicros { return .sameEpisode }
         record.count += 1
         record.lastCountedMicros = now
-        return record.count >= threshold
+        return .counted(tipped: record.count >= threshold)
+    }
+
+    /// `weigh` with no other connection open: true when the close tipped the balance.
+    public func suspicion(_ record: inout Record, connectionStart start: Int64, now: Int64) -> Bool {
+        weigh(&record, connectionStart: start, now: now) == .counted(tipped: true)
     }
 
     /// Whether a connection of the key accepted at `start` is the retry after closes that tipped
@@ -60,18 +98,42 @@ public struct PinningEvidenceRule: Sendable, Hashable {
     }
 }
 
-/// The per-key records of `PinningEvidenceRule`, shared by the loops.
+/// The per-key records of `PinningEvidenceRule`, shared by the loops, and how many connections
+/// of each key hold tv's certificate now (`leafOffered` to `leafConnectionEnded`).
 final class PinningEvidence: Sendable {
     private let rule: PinningEvidenceRule
     private let records = Mutex<[PinKey: PinningEvidenceRule.Record]>([:])
+    /// Open connections per key that tv offered its leaf; a key leaves at 0. Never cleared at
+    /// `capacity`: each count is taken back by the connection that added it.
+    private let offered = Mutex<[PinKey: Int]>([:])
     private let capacity = 4096
 
     init(rule: PinningEvidenceRule) { self.rule = rule }
 
-    func suspicion(_ key: PinKey, connectionStart: Int64, now: Int64) -> Bool {
-        records.withLock { all in
+    /// Weighs a close of a connection of `key` (itself among those offered tv's leaf when it was).
+    func weigh(_ key: PinKey, connectionStart: Int64, now: Int64, heldLeaf: Bool = true) -> PinningEvidenceRule.Weight {
+        let others = offered.withLock { max(0, ($0[key] ?? 0) - (heldLeaf ? 1 : 0)) }
+        return records.withLock { all in
             if all.count >= capacity && all[key] == nil { all.removeAll(keepingCapacity: true) }
-            return rule.suspicion(&all[key, default: .init()], connectionStart: connectionStart, now: now)
+            return rule.weigh(&all[key, default: .init()], connectionStart: connectionStart, now: now, othersOpen: others)
+        }
+    }
+
+    /// `weigh` of a connection that held no leaf, as a Bool: whether it tipped the balance.
+    func suspicion(_ key: PinKey, connectionStart: Int64, now: Int64) -> Bool {
+        weigh(key, connectionStart: connectionStart, now: now, heldLeaf: false) == .counted(tipped: true)
+    }
+
+    /// A connection of `key` was offered tv's leaf (its client TLS began).
+    func leafOffered(_ key: PinKey) {
+        offered.withLock { $0[key, default: 0] += 1 }
+    }
+
+    /// A connection `leafOffered` for `key` ended.
+    func leafConnectionEnded(_ key: PinKey) {
+        offered.withLock { all in
+            let left = (all[key] ?? 0) - 1
+            all[key] = left > 0 ? left : nil
         }
     }
 

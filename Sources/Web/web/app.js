@@ -21,6 +21,11 @@ function visible(text) {
   });
 }
 
+// Text's line ends as `tv turns` and `tv request` draw them (BytePreview.textLines): CRLF ends
+// a line as LF does, and a lone CR is `␍` (a trial's conversation view read `\x0d` at the end
+// of every line of an HTTP/1.1 head, where `tv turns` showed none).
+function textLines(text) { return text.replace(/\r\n/g, "\n").replace(/\r/g, "\u240d"); }
+
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -150,6 +155,12 @@ function utc(micros, withDate) {
   return (withDate ? iso.slice(0, 10) + " " : "") + iso.slice(11, 19) + (withDate ? " UTC" : "");
 }
 
+// As `tv flow` writes a time (Units.utcMillis): `2026-11-30 03:05:00.123 UTC`.
+function utcMillis(micros) {
+  const iso = new Date(Math.floor(micros / 1000)).toISOString();
+  return iso.slice(0, 10) + " " + iso.slice(11, 23) + " UTC";
+}
+
 function relative(micros) {
   const sec = Math.max(0, (Date.now() - micros / 1000) / 1000);
   if (sec < 60) return Math.round(sec) + " s ago";
@@ -275,7 +286,7 @@ function screen(title, ...children) {
 
 // ---- live events ---------------------------------------------------------------------------
 
-const live = { listeners: new Set(), top: null, rates: [], connected: false };
+const live = { listeners: new Set(), top: null, rates: [], connected: false, catchUps: 0, catchingUp: false };
 // A hidden tab lets go of its stream, and takes it again when shown: a browser opens at most six
 // HTTP/1.1 connections to one host, so six open tabs' streams left a seventh tab no connection
 // to load with (a trial).
@@ -285,19 +296,52 @@ document.addEventListener("visibilitychange", () => {
     eventSource.close();
     eventSource = null;
     live.connected = false;
+    live.catchUps++;
+    live.catchingUp = false;
     document.getElementById("live").textContent = "○ Paused while this tab is hidden";
   } else if (!document.hidden && !eventSource) {
     connectEvents();
   }
 });
+
+// The words while a stream that (re)opened is being caught up with.
+const CATCHING_UP = "○ Catching up on what came while not connected…";
+
+// The stream (re)opened: what came while it was down (hidden, or the connection lost) was never
+// told, so each screen reads again what it shows (its listener's answer to "open": a promise,
+// or nothing when it has nothing to read), and "● Live" is said once it has. A trial's Requests
+// tab, hidden while traffic ran, said "● Live" above a top row 18 requests old until a reload.
+async function catchUp(source) {
+  const status = document.getElementById("live");
+  const asked = ++live.catchUps;
+  live.catchingUp = true;
+  status.textContent = CATCHING_UP;
+  let failure = null;
+  try { await Promise.all([...live.listeners].map(f => f("open", null))); } catch (e) { failure = e; }
+  if (asked !== live.catchUps || source !== eventSource || !live.connected) return;
+  live.catchingUp = false;
+  status.textContent = failure ? "○ Connected, but this screen could not be read again: " + failure.message : "● Live";
+}
+
+// A screen drawn anew while a catch-up is under way reads everything after the stream opened:
+// it is not behind, and the catch-up of the screen left (whose answers are dropped) is over.
+function screenCaughtUp() {
+  if (!live.catchingUp || !live.connected) return;
+  live.catchUps++;
+  live.catchingUp = false;
+  document.getElementById("live").textContent = "● Live";
+}
+
 function connectEvents() {
   const status = document.getElementById("live");
   if (eventSource) eventSource.close();
   const source = new EventSource(withToken("/api/events"));
   eventSource = source;
-  source.addEventListener("open", () => { live.connected = true; status.textContent = "● Live"; });
+  source.addEventListener("open", () => { live.connected = true; catchUp(source); });
   source.addEventListener("error", async () => {
     live.connected = false;
+    live.catchUps++;
+    live.catchingUp = false;
     status.textContent = "○ Not connected: reconnecting…";
     for (const f of live.listeners) f("gone", null);
     // Why: a tv web started again has a new token, and this page's is refused for good (a
@@ -328,6 +372,18 @@ function connectEvents() {
   });
 }
 function onLive(f) { live.listeners.clear(); live.listeners.add(f); }
+
+// A list's first page read again after the stream was down, put before the rows shown: the
+// page's rows replace theirs; where the page reaches a row shown, the rows after it stay (and
+// `next`, the cursor after the last of them), else more came than a page holds and the list is
+// the page alone (with its own cursor). Rows are the same when `key` gives the same value.
+function caughtUp(shown, next, page, pageNext, key) {
+  const last = page.length ? key(page[page.length - 1]) : null;
+  const at = last === null ? -1 : shown.findIndex(r => key(r) === last);
+  if (at < 0) return { rows: page, next: pageNext };
+  const fresh = new Set(page.map(key));
+  return { rows: page.concat(shown.slice(at + 1).filter(r => !fresh.has(key(r)))), next: next };
+}
 
 // ---- Dashboard -----------------------------------------------------------------------------
 
@@ -408,7 +464,13 @@ async function dashboard() {
   // Nothing read yet is not "Monitoring is off" (a refused token drew that beside a running
   // session: a trial); a refusal is the whole screen.
   if (live.top) drawDashboard(live.top); else screen("Dashboard", h("p", { class: "muted" }, "Loading…"));
-  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone" && live.top) drawDashboard(live.top); });
+  onLive((kind, top) => {
+    if (kind === "top") drawDashboard(top);
+    else if (kind === "gone" && live.top) drawDashboard(live.top);
+    // Figures from before the stream went down are read again (else they stay until the next
+    // `top` event, a few seconds on).
+    else if (kind === "open") return api("/api/top").then(t => { live.top = t; drawDashboard(t); });
+  });
   try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { screen("Dashboard", errorCard(e.message)); }
 }
 
@@ -458,6 +520,7 @@ function route() {
   }
   live.listeners.clear();
   routeToken++;
+  screenCaughtUp();
   // Without the token every screen would draw its empty state ("Monitoring is off" beside a
   // running session: a re-check); say what is missing instead.
   if (!webToken()) {

@@ -5,23 +5,38 @@
 
 async function inspector(id) {
   screen("Connection " + id, h("p", { class: "muted" }, "Loading…"));
-  onLive((kind, event) => { if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id); });
+  // Drawn closed, the flow changes no more; drawn open (or not yet drawn), it may have ended while
+  // the stream was down, which no event will tell: read again when the stream (re)opens.
+  let shownClosed = false;
+  onLive((kind, event) => {
+    if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id);
+    else if (kind === "open" && !shownClosed) return inspector(id);
+  });
   let detail;
   try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
   const f = detail.flow || detail;
+  shownClosed = f.duration !== null && f.duration !== undefined;
   const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)", http_host: "Announced (the request's Host header)",
                    reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
                    none: "None seen" }[f.hostOrigin] || f.hostOrigin;
-  const end = f.duration === null ? null : f.startTime + f.duration;
+  // As `tv flow` says it (FlowDetailPresentation): active from its start to its end (start plus
+  // duration), or to its last recorded activity while open, to the millisecond; a trial's page
+  // read "First to last packet 17:20:30 – 17:20:33" (the last byte moved, not the close) beside
+  // "Duration 4.4 s", where `tv flow` said "active 17:20:30.704 to 17:20:35.095", and a proxied
+  // flow has no packets.
+  const open = f.duration === null || f.duration === undefined;
+  const last = open ? f.lastActivityTime : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: keptRoute("timeline") }, "← Timeline")),
     dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress ? f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")" : "none: no server was reached or named"],
-        ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
-        ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
+        ["Active", utcMillis(f.startTime) + " to " + utcMillis(last) + (open ? " (still open)" : "")],
+        ["Duration", open ? "open, " + duration(Math.max(0, Date.now() * 1000 - f.startTime)) + " so far" : duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
         // TCP through the TUN is counted by its capture (below), not on the flow (a trial read
         // "not counted" above "12 packets"): filled in once the packet list is read.
         ["Packets", h("span", { id: "packet-count" }, f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–"))],
-        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
+        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")
+          // As `tv flow` says it (FlowDetailPresentation.unused): not an error.
+          + (f.status === "inspected" && !open && f.bytesUp === 0 && !f.error ? " — the client sent nothing over it and closed it: a connection it did not use (a browser opens spare connections and closes those it does not need)" : "")],
         ["Program", f.program && f.program.command ? programName(f.program) + (f.program.pid ? " (pid " + f.program.pid + (f.program.executable ? ", " + f.program.executable : "") + ")" : "") : (f.program && f.program.said) || "not known"]]),
   ];
   // Other names, as the row says where they came from (otherHostsOrigin; a row written before
@@ -144,7 +159,7 @@ async function content(id) {
             : turn.bodiesShortened ? " kept of " + bytes(turn.seenBytes) + " (HTTP/2 bodies past 64 KiB were left out)" : "")),
         h("p", {}, h("a", { href: withToken(`/api/flows/${id}/turns/${turn.number}/raw`), download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
         turn.unreadable ? errorCard(turn.unreadable)
-          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
+          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? textLines(turn.text) : hexDump(turn.base64)))));
   } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
 }
 
@@ -177,8 +192,8 @@ function messageView(title, m, flow) {
   let body = null, shownNote = null;
   if (b.text !== undefined && b.text !== null) {
     // Line ends as text, not as escaped carriage returns (a CRLF page read "<html>\x0d" on
-    // every line: a trial); a lone CR is still shown escaped.
-    const text = b.text.replace(/\r\n/g, "\n");
+    // every line: a trial).
+    const text = textLines(b.text);
     body = text === "" ? null : h("pre", { class: "body" }, text.length > BODY_SHOWN ? text.slice(0, BODY_SHOWN) : text);
     if (text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + text.length.toLocaleString("en-US") + " characters.";
   } else if (b.base64) {

@@ -5,7 +5,7 @@
 
 // ---- Requests ------------------------------------------------------------------------------
 
-const requests = { preset: "", filter: "", rows: [], next: null, stopped: null, notice: null, error: null, loaded: false, asked: 0 };
+const requests = { preset: "", filter: "", rows: [], next: null, stopped: null, notice: null, error: null, loaded: false, asked: 0, pending: null };
 
 // The list's filter as /api/requests takes it, and as its route keeps it (#/requests?…).
 function requestsFilter() {
@@ -40,15 +40,29 @@ function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authorit
 // Each load is numbered: only the last one asked is drawn (a slow filter's answer arriving after
 // a quick one's drew its rows under the quick one's text: a trial). More cancels a first-page
 // reload not yet made (it put the list back to one page a moment after More: a trial). A refused
-// filter empties the list: rows of the filter before it are not this one's.
-async function loadRequests(more) {
+// filter empties the list: rows of the filter before it are not this one's. `catchUp`: the
+// first page read again after the live stream was down, merged before the rows shown
+// (`caughtUp`), so pages read with More stay.
+function loadRequests(more, catchUp) {
+  requests.pending = readRequests(more, catchUp);
+  return requests.pending;
+}
+
+// `loadRequests`' work; a load superseded by a later one answers with the later one's promise
+// (a catch-up is over when the rows drawn are at least as new as it).
+async function readRequests(more, catchUp) {
   const asked = ++requests.asked;
   if (more && requestsReload) { clearTimeout(requestsReload); requestsReload = null; }
-  if (!more) keepInRoute("requests", requestsFilter(), true);
+  if (!more && !catchUp) keepInRoute("requests", requestsFilter(), true);
   let page = null, error = null;
   try { page = await api("/api/requests?" + requestParams(more ? requests.next : null)); } catch (e) { error = e.message; }
-  if (asked !== requests.asked) return;
-  if (page) {
+  if (asked !== requests.asked) return requests.pending;
+  if (page && catchUp && requests.loaded) {
+    Object.assign(requests, caughtUp(requests.rows, requests.next, page.requests, page.nextCursor, x => x.id));
+    requests.stopped = page.stopped || null;
+    requests.notice = page.notice || null;
+    requests.error = null;
+  } else if (page) {
     requests.rows = more ? requests.rows.concat(page.requests) : page.requests;
     requests.next = page.nextCursor;
     // A filter that ran past tv web's time limit answers with what it found so far and where it
@@ -59,11 +73,12 @@ async function loadRequests(more) {
     requests.notice = page.notice || null;
     requests.error = null;
   } else {
-    if (!more) { requests.rows = []; requests.next = null; requests.stopped = null; requests.notice = null; }
+    if (!more && !catchUp) { requests.rows = []; requests.next = null; requests.stopped = null; requests.notice = null; }
     requests.error = error;
   }
   requests.loaded = true;
   drawRequestRows();
+  if (error && catchUp) throw new Error(error);
 }
 
 // A request opened from the list carries the list's filter, for its way back.
@@ -149,7 +164,12 @@ function requestsScreen() {
     h("section", { id: "request-list", "aria-live": "polite" }));
   drawRequestRows();
   loadRequests(false);
-  onLive(kind => { if (kind === "flow" && requests.loaded) reloadRequestsSoon(); });
+  onLive(kind => {
+    if (kind === "flow" && requests.loaded) reloadRequestsSoon();
+    // What came while the stream was down (a filter stopped at the time limit is not run again
+    // by itself: each run would take the whole limit).
+    else if (kind === "open" && !requests.stopped) return loadRequests(false, true);
+  });
 }
 
 // ---- One request ---------------------------------------------------------------------------
@@ -178,8 +198,7 @@ async function requestDetail(id) {
   const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
                   answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
-  const millis = micros => { const d = new Date(micros / 1000).toISOString(); return d.slice(0, 10) + " " + d.slice(11, 23) + " UTC"; };
-  const timing = ["started " + millis(x.requestTime)];
+  const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
   if (x.duration !== null && x.duration !== undefined) timing.push("ended after " + duration(x.duration));

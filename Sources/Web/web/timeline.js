@@ -9,6 +9,7 @@ const timeline = {
   interval: null,    // {from, to} in seconds, absolute: picked off the axis (never re-evaluated)
   zoom: [],          // stack of {from, to} the axis covers
   rows: [], next: null, error: null, loaded: false, activity: null, focus: 0,
+  asked: 0, pending: null,   // loads are numbered: only the last one asked is drawn
 };
 
 // The Timeline's filter as /api/flows takes it, and as its route keeps it (#/timeline?…).
@@ -54,20 +55,36 @@ function aimHAR() {
   link.setAttribute("href", withToken("/api/har?" + timelineFilter()));
 }
 
-async function loadFlows(more) {
+// `catchUp`: the first page read again after the live stream was down (flows that opened or
+// ended meanwhile were never told: a trial's Timeline, hidden while traffic ran, kept its old
+// rows under "● Live"), merged before the rows shown (`caughtUp`), so pages read with More stay.
+// A load superseded by a later one answers with the later one's promise.
+function loadFlows(more, catchUp) {
+  timeline.pending = readFlows(more, catchUp);
+  return timeline.pending;
+}
+
+async function readFlows(more, catchUp) {
+  const asked = ++timeline.asked;
   aimHAR();
-  if (!more) keepInRoute("timeline", timelineFilter(), true);
-  try {
-    const page = await api("/api/flows?" + flowParams(more ? timeline.next : null));
+  if (!more && !catchUp) keepInRoute("timeline", timelineFilter(), true);
+  let page = null, error = null;
+  try { page = await api("/api/flows?" + flowParams(more ? timeline.next : null)); } catch (e) { error = e.message; }
+  if (asked !== timeline.asked) return timeline.pending;
+  if (page && catchUp && timeline.loaded) {
+    Object.assign(timeline, caughtUp(timeline.rows, timeline.next, page.flows, page.nextCursor, f => f.id));
+    timeline.error = null;
+  } else if (page) {
     timeline.rows = more ? timeline.rows.concat(page.flows) : page.flows;
     timeline.next = page.nextCursor;
     timeline.error = null;
-  } catch (e) {
-    timeline.error = e.message;
+  } else {
+    timeline.error = error;
   }
   timeline.loaded = true;
   drawRows();
   if (timeline.activity && timeline.activity.error) drawScrub();
+  if (error && catchUp) throw new Error(error);
 }
 
 async function loadActivity() {
@@ -264,6 +281,10 @@ function timelineScreen() {
   drawRows();
   refreshTimeline();
   onLive((kind, event) => {
+    if (kind === "open") {
+      reloadActivitySoon();
+      return loadFlows(false, true);
+    }
     if (kind !== "flow" || !timeline.loaded) return;
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);

@@ -445,7 +445,7 @@ try:
         fail("the way back from a request opened from flow %d reads %r" % (EXPECTED_IDS[-1], back.text))
     back.click()
     wait_for("the flow again", lambda: driver.execute_script("return location.hash") == "#/flow/%d" % EXPECTED_IDS[-1]
-             and "First to last packet" in driver.find_element(By.TAG_NAME, "main").text)
+             and "Active" in driver.find_element(By.TAG_NAME, "main").text)
     print("ok: a request opened from a flow goes back to the flow", flush=True)
 
     # Storage: each store beside its limit, as `tv storage` says it.
@@ -628,7 +628,7 @@ try:
     flow_id = first.get_attribute("data-flow")
     first.click()
     wait_for("the inspector", lambda: driver.execute_script("return location.hash") == "#/flow/" + flow_id)
-    wait_for("the header grid", lambda: "First to last packet" in driver.find_element(By.TAG_NAME, "main").text)
+    wait_for("the header grid", lambda: "Active" in driver.find_element(By.TAG_NAME, "main").text)
     print("ok: a click on a row opens flow %s's inspector" % flow_id, flush=True)
     inspector_text = driver.find_element(By.TAG_NAME, "main").text
     if "upstream_leg" in inspector_text or "server_hello" in inspector_text:
