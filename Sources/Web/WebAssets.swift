@@ -436,7 +436,7 @@ function screen(title, ...children) {
 
 // ---- live events ---------------------------------------------------------------------------
 
-const live = { listeners: new Set(), top: null, rates: [], connected: false, catchUps: 0, catchingUp: false };
+const live = { listeners: new Set(), top: null, rates: [], connected: false, catchUps: 0, catchingUp: false, opens: 0 };
 // A hidden tab lets go of its stream, and takes it again when shown: a browser opens at most six
 // HTTP/1.1 connections to one host, so six open tabs' streams left a seventh tab no connection
 // to load with (a trial).
@@ -487,7 +487,7 @@ function connectEvents() {
   if (eventSource) eventSource.close();
   const source = new EventSource(withToken("/api/events"));
   eventSource = source;
-  source.addEventListener("open", () => { live.connected = true; catchUp(source); });
+  source.addEventListener("open", () => { live.connected = true; live.opens++; catchUp(source); });
   source.addEventListener("error", async () => {
     live.connected = false;
     live.catchUps++;
@@ -1869,7 +1869,9 @@ function timelineScreen() {
   refreshTimeline();
   onLive((kind, event) => {
     if (kind === "open") {
-      reloadActivitySoon();
+      // The axis is read again only after a stream that was down: on the page's first open it
+      // was just read, and redrawing it 2 s later cut a sweep being dragged (the browser test).
+      if (live.opens > 1) reloadActivitySoon();
       return loadFlows(false, true);
     }
     if (kind !== "flow" || !timeline.loaded) return;

@@ -286,7 +286,7 @@ function screen(title, ...children) {
 
 // ---- live events ---------------------------------------------------------------------------
 
-const live = { listeners: new Set(), top: null, rates: [], connected: false, catchUps: 0, catchingUp: false };
+const live = { listeners: new Set(), top: null, rates: [], connected: false, catchUps: 0, catchingUp: false, opens: 0 };
 // A hidden tab lets go of its stream, and takes it again when shown: a browser opens at most six
 // HTTP/1.1 connections to one host, so six open tabs' streams left a seventh tab no connection
 // to load with (a trial).
@@ -337,7 +337,7 @@ function connectEvents() {
   if (eventSource) eventSource.close();
   const source = new EventSource(withToken("/api/events"));
   eventSource = source;
-  source.addEventListener("open", () => { live.connected = true; catchUp(source); });
+  source.addEventListener("open", () => { live.connected = true; live.opens++; catchUp(source); });
   source.addEventListener("error", async () => {
     live.connected = false;
     live.catchUps++;

@@ -282,7 +282,9 @@ function timelineScreen() {
   refreshTimeline();
   onLive((kind, event) => {
     if (kind === "open") {
-      reloadActivitySoon();
+      // The axis is read again only after a stream that was down: on the page's first open it
+      // was just read, and redrawing it 2 s later cut a sweep being dragged (the browser test).
+      if (live.opens > 1) reloadActivitySoon();
       return loadFlows(false, true);
     }
     if (kind !== "flow" || !timeline.loaded) return;
