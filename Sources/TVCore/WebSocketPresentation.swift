@@ -48,6 +48,9 @@ public enum WebSocketPresentation {
             }
             return line
         }
+        if message.compressed && message.data.isEmpty && message.cut != nil {
+            return line + ", \(Units.grouped(Int64(message.wireSize))) bytes compressed, not inflated"
+        }
         line += ", \(Units.grouped(Int64(message.data.count))) byte\(message.data.count == 1 ? "" : "s")"
         if message.compressed { line += " (\(Units.grouped(Int64(message.wireSize))) compressed)" }
         return line
