@@ -134,7 +134,9 @@ public enum HARExport {
             ("connection", .string(String(flow.id))),
         ]
         if let program = flow.program { fields.append(("_program", program)) }
+        if let webSocket = exchange.webSocket { fields += webSocketFields(webSocket, flow: flow) }
         var notes: [String] = []
+        if let webSocket = exchange.webSocket, let note = webSocketNote(webSocket) { notes.append(note) }
         if let id = exchange.streamID { notes.append("HTTP/2 stream \(id)\(exchange.pushed ? " (server push)" : "")") }
         if let reset = exchange.resetBy { notes.append("reset by \(reset)") }
         if let note = completenessNote(request.body, what: "request") { notes.append(note) }
@@ -145,6 +147,40 @@ public enum HARExport {
         if row?.state == .incomplete { notes.append(ExchangeState.incompleteSentence) }
         if !notes.isEmpty { fields.append(("comment", .string(notes.joined(separator: "; ")))) }
         return .object(fields)
+    }
+
+    /// A WebSocket's messages as Chrome's HAR writes them (DevTools' `HARWriter`, from the
+    /// frames CDP's `Network.webSocketFrameSent`/`Received` report): `_resourceType`
+    /// `websocket`, and `_webSocketMessages`, each with `type` `send` (the client's) or
+    /// `receive`, `time` in seconds since the epoch, `opcode` 1 or 2, and `data` — text as it
+    /// is, binary in base64. Chrome lists data messages only (a trial's HAR held its three sent
+    /// and four received, no close), and mitmproxy's HAR the same, so close, ping and pong are
+    /// left out here too.
+    static func webSocketFields(_ webSocket: WebSocketConversation, flow: HARFlow) -> [(String, JSONValue)] {
+        let messages: [JSONValue] = webSocket.messages.compactMap { message in
+            let data: String
+            switch message.opcode {
+            case .text: data = String(decoding: message.data, as: UTF8.self)
+            case .binary: data = Data(message.data).base64EncodedString()
+            default: return nil
+            }
+            return .object([
+                ("type", .string(message.direction == .clientToServer ? "send" : "receive")),
+                ("time", .double(Double(flow.startTime + message.offset) / 1_000_000)),
+                ("opcode", .int(Int64(message.opcode.rawValue))),
+                ("data", .string(data)),
+            ])
+        }
+        return [("_resourceType", .string("websocket")), ("_webSocketMessages", .array(messages))]
+    }
+
+    /// The entry's note on WebSocket messages that are not whole, or where reading stopped.
+    static func webSocketNote(_ webSocket: WebSocketConversation) -> String? {
+        let cut = webSocket.messages.filter { $0.cut != nil && ($0.opcode == .text || $0.opcode == .binary) }.count
+        var parts: [String] = []
+        if cut > 0 { parts.append("\(cut) WebSocket message\(cut == 1 ? " is" : "s are") not whole (`tv request` says why)") }
+        parts += webSocket.problems.map { "WebSocket reading stopped at turn \($0.turn): \($0.reason)" }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
     /// `object` with `key`'s value replaced (the field keeps its place).

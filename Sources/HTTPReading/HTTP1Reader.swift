@@ -7,7 +7,9 @@ import Wire
 /// recording; the `Content-Encoding` codings are noted, for the view to undo.
 ///
 /// Reading a side stops at the first thing it cannot read (said in `problems`), at a switch of
-/// protocol (101, or a CONNECT tunnel), or where the recording of that side stopped.
+/// protocol (101, or a CONNECT tunnel), or where the recording of that side stopped. After a 101
+/// to WebSocket the rest of both sides is read as WebSocket frames (`WebSocketReader`), on the
+/// 101's exchange.
 enum HTTP1Reader {
     private enum Framing: Equatable {
         case none
@@ -87,7 +89,17 @@ enum HTTP1Reader {
             if request == nil && response == nil && interim.isEmpty { break }
             conversation.exchanges.append(HTTPExchange(request: request, interim: interim, response: response))
             if let response, let note = switchNote(method: method, response: response) {
-                conversation.notes.append(note)
+                if isWebSocket(response) {
+                    // RFC 6455 §4.2.2: from here on each side speaks WebSocket frames.
+                    let deflate = PerMessageDeflate.accepted(response.headers.all("Sec-WebSocket-Extensions"))
+                    conversation.exchanges[conversation.exchanges.count - 1].webSocket = WebSocketReader.read(
+                        client: client.stream, from: client.position, server: server.stream, from: server.position, deflate: deflate)
+                    conversation.notes.append("The connection switched to WebSocket (101 Switching Protocols) in turn \(response.turn); its messages are read with that exchange.")
+                    client.done = true
+                    server.done = true
+                } else {
+                    conversation.notes.append(note)
+                }
                 break
             }
         }
@@ -109,6 +121,11 @@ enum HTTP1Reader {
     private static func statusCode(_ message: HTTPMessage) -> Int? {
         let parts = message.startLine.split(separator: " ")
         return parts.count >= 2 ? Int(parts[1]) : nil
+    }
+
+    /// A 101 that switched to WebSocket (`Upgrade: websocket`, RFC 6455 §4.2.2).
+    private static func isWebSocket(_ response: HTTPMessage) -> Bool {
+        statusCode(response) == 101 && response.headers.all("Upgrade").contains { $0.lowercased().contains("websocket") }
     }
 
     /// A sentence when `response` ends HTTP/1 on this connection (RFC 9110 §15.2.2, §9.3.6).

@@ -13,6 +13,9 @@ public struct HTTPExchange: Sendable, Equatable {
     public var pushed: Bool
     /// For HTTP/2: the RST_STREAM error code that ended the stream, if any.
     public var resetBy: String?
+    /// What followed a 101 that switched the connection to WebSocket, read as its messages; nil
+    /// for any other exchange.
+    public var webSocket: WebSocketConversation?
 
     public init(streamID: UInt32? = nil, request: HTTPMessage? = nil, interim: [HTTPMessage] = [],
                 response: HTTPMessage? = nil, pushed: Bool = false, resetBy: String? = nil) {

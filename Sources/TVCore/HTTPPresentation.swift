@@ -87,6 +87,7 @@ public struct HTTPPresentation: Sendable {
         } else {
             emit(Self.notRecorded(.serverToClient, stop: recordingStopped(.serverToClient)))
         }
+        if let webSocket = exchange.webSocket { WebSocketPresentation.lines(webSocket, full: full).forEach(emit) }
     }
 
     /// Where `direction`'s recording stopped at a limit in the conversation shown, if it did.
@@ -209,6 +210,8 @@ public struct HTTPPresentation: Sendable {
             ("request", exchange.request.map { messageJSON($0, reader: reader, splicer: &splicer) } ?? .null),
             ("interim", .array(exchange.interim.map { messageJSON($0, reader: reader, splicer: &splicer) })),
             ("response", exchange.response.map { messageJSON($0, reader: reader, splicer: &splicer) } ?? .null),
+            // The WebSocket messages after a 101 (`WebSocketPresentation.json`), else null.
+            ("webSocket", exchange.webSocket.map(WebSocketPresentation.json) ?? .null),
         ])
     }
 

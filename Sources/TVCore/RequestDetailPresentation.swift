@@ -142,7 +142,10 @@ public struct RequestDetailPresentation: Sendable {
         if let first = e.responseTime { timing += "; first response byte after \(Units.duration(microseconds: max(0, first - e.requestTime)))" }
         if let duration = e.duration { timing += "; ended after \(Units.duration(microseconds: duration))" }
         out.append(timing)
-        if e.upgrade { out.append("  switched protocols (upgrade); what followed is not read as HTTP") }
+        if e.upgrade {
+            out.append(recorded?.webSocket != nil ? "  switched protocols to WebSocket; its messages follow the response"
+                       : "  switched protocols (upgrade); what followed is not read as HTTP")
+        }
         if e.connect { out.append("  CONNECT: a tunnel was asked for") }
         if let instance = sharedFrom {
             out.append("  the query string, headers and bodies never travel to the shared store; if kept, they are in the data folder of \(TerminalText.line(instance.machine)) (flow \(e.flowID) there)")
@@ -177,6 +180,7 @@ public struct RequestDetailPresentation: Sendable {
         }
         for interim in recorded.interim { writeMessage(interim, .serverToClient, http, reader, emit) }
         if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit(missingResponse()) }
+        if let webSocket = recorded.webSocket { WebSocketPresentation.lines(webSocket, full: full).forEach(emit) }
     }
 
     /// Lines of a JSON body shown without `--full`: at most 100 (a 57 KB body printed 27,025

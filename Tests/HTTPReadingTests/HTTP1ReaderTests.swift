@@ -143,17 +143,6 @@ import Testing
             reason: "Reading stops here: turn 3 lost bytes while recording (the recording queue was full).")])
     }
 
-    @Test func aSwitchToWebSocketEndsHTTP1() throws {
-        let c = try #require(conversation(turns([
-            (up, b("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")),
-            (down, b("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\u{81}\u{2}hi")),
-            (up, [0x81, 0x82, 0, 0, 0, 0, 0x68, 0x69]),
-        ])))
-        #expect(c.exchanges.count == 1)
-        #expect(c.problems == [])
-        #expect(c.notes == ["The connection switched to websocket (101 Switching Protocols) in turn 2; what follows is not HTTP/1 and is shown in the plain view (tv turns without --http)."])
-    }
-
     @Test func otherProtocolsAreNotHTTP() {
         #expect(HTTPReader.read([]) == .notHTTP(reason: "Nothing was kept of this flow, so there is nothing to read as HTTP."))
         #expect(HTTPReader.read(turns([(down, b("SSH-2.0-OpenSSH_9.2\r\n")), (up, b("SSH-2.0-x\r\n"))]))

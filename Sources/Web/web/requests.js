@@ -183,6 +183,24 @@ function requestBack(query) {
   return { href: routeTo("requests", requestsFilterOf(query)), text: "← Requests" };
 }
 
+// The WebSocket messages read after a 101 (`content.webSocket`), one row each as `tv request`
+// lists them: text as text, binary as a hex dump (the first 1 KiB of each), a close's code.
+function webSocketView(ws) {
+  const rows = ws.messages.map(m => h("tr", {},
+    h("td", {}, sentWord(m.direction)),
+    h("td", {}, "turn " + m.turn),
+    h("td", {}, m.type + (m.type === "close" ? (m.closeCode !== null ? " " + m.closeCode : "") : ", " + bytes(m.size))),
+    h("td", {},
+      m.base64 !== undefined ? h("pre", { class: "hex body" }, hexDump(null, atob(m.base64).slice(0, 1024)))
+        : (m.text ? h("pre", { class: "body" }, m.text.slice(0, 4096)) : null),
+      m.cut ? h("p", { class: "muted" }, m.cut) : null)));
+  return h("div", { class: "websocket", id: "websocket-messages" },
+    h("h3", {}, "WebSocket: " + ws.messages.length + " message" + (ws.messages.length === 1 ? "" : "s") + (ws.extensions ? ", " + ws.extensions : "")),
+    h("table", {}, h("tbody", {}, ...rows)),
+    ...ws.notes.map(n => h("p", { class: "muted" }, n)),
+    ...ws.problems.map(p => h("p", { class: "card notice" }, sentWord(p.direction) + ", turn " + p.turn + ": " + p.reason)));
+}
+
 async function requestDetail(id) {
   const way = requestBack(routeQuery());
   const back = h("p", {}, h("a", { href: way.href, id: "request-back" }, way.text));
@@ -212,7 +230,8 @@ async function requestDetail(id) {
           : ["Response body", bytes(x.responseBodyBytes) + (x.responseWireBytes !== null && x.responseWireBytes !== x.responseBodyBytes ? " (" + bytes(x.responseWireBytes) + " as sent)" : "")
              + (x.contentType ? ", " + x.contentType : "") + (x.contentEncoding ? ", " + x.contentEncoding : "")],
         ["Timing", timing.join("; ")]]),
-    x.upgrade ? h("p", { class: "muted" }, "Switched protocols (upgrade): what followed is not read as HTTP.") : null,
+    x.upgrade ? h("p", { class: "muted" }, x.content && x.content.webSocket ? "Switched protocols to WebSocket: its messages follow the response."
+                                              : "Switched protocols (upgrade): what followed is not read as HTTP.") : null,
     x.connect ? h("p", { class: "muted" }, "CONNECT: a tunnel was asked for.") : null,
     x.queryRemoved ? h("p", { class: "muted" }, "The query string was not kept (content keeping was off, or the content has expired or was deleted).") : null];
   if (x.content) {
@@ -220,7 +239,8 @@ async function requestDetail(id) {
     parts.push(h("section", { class: "card exchange", id: "request-content" },
       c.request ? messageView("Request", c.request, x.flow) : h("p", { class: "muted" }, "No request was recorded."),
       ...(c.interim || []).map(m => messageView("Interim response", m, x.flow)),
-      c.response ? messageView("Response", c.response, x.flow) : h("p", { class: "muted", id: "response-absence" }, x.responseAbsence || "No response was recorded.")));
+      c.response ? messageView("Response", c.response, x.flow) : h("p", { class: "muted", id: "response-absence" }, x.responseAbsence || "No response was recorded."),
+      c.webSocket ? webSocketView(c.webSocket) : null));
   } else if (x.absence) {
     parts.push(h("div", { class: "card", role: "status", id: "request-absence" }, x.absence));
   }
