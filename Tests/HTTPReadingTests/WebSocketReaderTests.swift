@@ -82,7 +82,7 @@ import FlowTerms
         // The first decodes 5 bytes, keeping 3; the second may decode only the 3 left of 8.
         #expect(c.messages.map(\.data) == [b("Hel"), b("Hel")])
         #expect(c.messages.map(\.cut) == [
-            "Decoded 3 B from 7 bytes of permessage-deflate and stopped: tv decodes a body to at most 0 times its kept size (at least 3 B); shown: the first 3 B.",
+            "Decoded 3 B from 7 bytes of permessage-deflate and stopped: tv decodes a body to at most 0 times its kept size (at least 3 B); the decoded body ends there.",
             "Inflating stopped: this connection's messages decode to at most 8 B in all, and the window is lost from here on; shown: the first 3 bytes.",
         ])
     }
