@@ -138,6 +138,11 @@ struct DecryptedCaptureDiskRunTests {
         try get(world, tv, "/1m.bin")
         // Not a reading command (it would have the session write the held tail): the status alone.
         _ = try waitForStatus(box) { $0.int("openConnections") == 0 && $0.object("closed")?.int("inspected") == 1 }
+        // The writer's batches reach the file on its own schedule: the disk is filled once the
+        // response's bulk is there, so only the held tail meets it (filled earlier, nothing had
+        // been written, the empty file was removed at stop, and the test found none: a full run).
+        let written = Date().addingTimeInterval(15)
+        while Date() < written, (decryptedFiles(box).first.map { size(box, $0) } ?? 0) < 900_000 { usleep(100_000) }
         disk.fill()
         let stop = try tv.stop()
         let name = try #require(decryptedFiles(box).first)
