@@ -12,21 +12,6 @@ import Glibc
 /// start left an empty one. capinfos reads every file tv leaves.
 @Suite("tv run: the decrypted capture on a full disk, rotated, limited, expired like content (session 42's trial)", .serialized)
 struct DecryptedCaptureDiskRunTests {
-    /// Polls `tv status --json` (≤ 20 s) until `done` holds; returns the last answer.
-    func waitForStatus(_ box: Sandbox, sourceLocation: SourceLocation = #_sourceLocation, _ done: (JSON) -> Bool) throws -> JSON {
-        let deadline = Date().addingTimeInterval(20)
-        var last: JSON = [:]
-        repeat {
-            if let status = try box.status(sourceLocation: sourceLocation) {
-                last = status
-                if done(status) { return status }
-            }
-            usleep(100_000)
-        } while Date() < deadline
-        Issue.record("status never settled: \(last)", sourceLocation: sourceLocation)
-        return last
-    }
-
     /// The decrypted captures in the captures folder, by name.
     func decryptedFiles(_ box: Sandbox) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: box.dataDir + "/captures")) ?? []).filter { $0.hasPrefix("decrypted-") }.sorted()
@@ -71,7 +56,7 @@ struct DecryptedCaptureDiskRunTests {
         try get(world, tv, "/10m.bin")
         // A reading command has the session flush its writers first: the counts are settled.
         _ = try box.closedFlows(3)
-        var status = try waitForStatus(box) { $0.object("decryptedCapture")?.string("failing") == "on" && $0.int("openConnections") == 0 }
+        var status = try box.waitForStatus() { $0.object("decryptedCapture")?.string("failing") == "on" && $0.int("openConnections") == 0 }
         let failing = try #require(status.object("decryptedCapture"), "\(status)")
         #expect(failing.int("packetsNotSaved") ?? 0 > 0 && failing.int("bytesNotSaved") ?? 0 > 1_000_000, "\(failing)")
         // The two downloads' flows (and the first request's, when its packets were still in the
@@ -92,7 +77,7 @@ struct DecryptedCaptureDiskRunTests {
         // with backoff (1 s, doubling), so requests go on until one lands in it.
         disk.free()
         var requests = 3
-        status = try waitForStatus(box) { status in
+        status = try box.waitForStatus() { status in
             if status.object("decryptedCapture")?.string("failing") == "off" { return status.object("decryptedCapture")?.string("recording") != nil }
             try? get(world, tv, "/index.html")
             requests += 1
@@ -137,7 +122,7 @@ struct DecryptedCaptureDiskRunTests {
         let tv = try world.run("--inspect")
         try get(world, tv, "/1m.bin")
         // Not a reading command (it would have the session write the held tail): the status alone.
-        _ = try waitForStatus(box) { $0.int("openConnections") == 0 && $0.object("closed")?.int("inspected") == 1 }
+        _ = try box.waitForStatus() { $0.int("openConnections") == 0 && $0.object("closed")?.int("inspected") == 1 }
         // The writer's batches reach the file on its own schedule: the disk is filled once the
         // response's bulk is there, so only the held tail meets it (filled earlier, nothing had
         // been written, the empty file was removed at stop, and the test found none: a full run).
@@ -210,7 +195,7 @@ struct DecryptedCaptureDiskRunTests {
         #expect(!decryptedFiles(box).contains(closed))
         // The one being written is refused.
         try get(world, tv, "/index.html")
-        let status = try waitForStatus(box) { $0.object("decryptedCapture")?.string("recording") != nil }
+        let status = try box.waitForStatus() { $0.object("decryptedCapture")?.string("recording") != nil }
         let open = try #require(status.object("decryptedCapture")?.string("recording"))
         let refused = try box.tv("captures", "delete", open, "--yes")
         #expect(refused.status == 1 && refused.err == "tv: The decrypted capture \(open) is being written and cannot be deleted; run `tv captures rotate` to close it first, then delete it.\n", "\(refused)")

@@ -34,22 +34,6 @@ struct DiskFullRunTests {
         func unmount() { Shell.run(["umount", "-l", path]) }
     }
 
-    /// Polls `tv status --json` (≤ 10 s) until `done` holds; returns the last answer.
-    func waitForStatus(_ box: Sandbox, sourceLocation: SourceLocation = #_sourceLocation,
-                       _ done: (JSON) -> Bool) throws -> JSON {
-        let deadline = Date().addingTimeInterval(10)
-        var last: JSON = [:]
-        repeat {
-            if let status = try box.status(sourceLocation: sourceLocation) {
-                last = status
-                if done(status) { return status }
-            }
-            usleep(100_000)
-        } while Date() < deadline
-        Issue.record("status never settled: \(last)", sourceLocation: sourceLocation)
-        return last
-    }
-
     /// `count` plain-HTTP requests through `tv`, each its own connection; all must succeed.
     func requests(_ count: Int, _ world: RunWorld, _ tv: TVSession, sourceLocation: SourceLocation = #_sourceLocation) throws {
         for _ in 0..<count {
@@ -84,7 +68,7 @@ struct DiskFullRunTests {
         // The last flows' events reach the writer a moment after curl is done: the counts settle
         // to the flows the store lacks (or the wait records an issue).
         var stored = 0
-        var status = try waitForStatus(box) { status in
+        var status = try box.waitForStatus() { status in
             stored = (try? box.flowRows().count) ?? -1
             return status.int("accepted") == 23 && status.int("openConnections") == 0
                 && status.object("recording")?.string("flowsFailing") == "on" && status.object("recording")?.int("flowsWaiting") == 23 - stored
@@ -104,7 +88,7 @@ struct DiskFullRunTests {
 
         // Room again: the next retry writes them all, and the session says so.
         disk.free()
-        status = try waitForStatus(box) { $0.object("recording")?.string("flowsFailing") == "off" && $0.object("recording")?.int("flowsWaiting") == 0 }
+        status = try box.waitForStatus() { $0.object("recording")?.string("flowsFailing") == "off" && $0.object("recording")?.int("flowsWaiting") == 0 }
         #expect(status.object("recording")?.int("flowsNotSaved") == 0)
         #expect(tv.log().contains("tv: Recording resumed: flows are saved again, none was lost."), "\(tv.log())")
         #expect(try box.closedFlows(23).count == 23)
@@ -112,7 +96,7 @@ struct DiskFullRunTests {
         // Full again, and stopped while full: the stop message counts what the store lacks.
         disk.fill()
         try requests(5, world, tv)
-        status = try waitForStatus(box) { status in
+        status = try box.waitForStatus() { status in
             status.int("accepted") == 28 && status.int("openConnections") == 0
                 && status.object("recording")?.int("flowsWaiting") == 28 - ((try? box.flowRows().count) ?? -1)
         }
@@ -157,7 +141,7 @@ struct DiskFullRunTests {
         // land: the flow writer gathers 100 ms of events into one transaction, so both flows can
         // fit (clean-clone CI runs saw 1 saved + 1 counted, and 2 saved). What matters is that
         // each is either saved or counted, none silently lost, and that a failure is said once.
-        _ = try waitForStatus(box) { $0.int("accepted") == 2 && $0.int("openConnections") == 0 }
+        _ = try box.waitForStatus() { $0.int("accepted") == 2 && $0.int("openConnections") == 0 }
         let settled = Date().addingTimeInterval(2)
         while Date() < settled, tv.log().components(separatedBy: "tv: Flows are not being saved").count == 1 { usleep(100_000) }
         let failed = tv.log().components(separatedBy: "tv: Flows are not being saved: The disk holding the data folder is full").count - 1
@@ -221,7 +205,7 @@ struct DiskFullRunTests {
         // The next session starts, forwards and, with the WAL's room freed, saves or counts.
         tv = try TVSession(box, [])
         try requests(1, world, tv)
-        _ = try waitForStatus(box) { $0.int("accepted") == 1 && $0.int("openConnections") == 0 }
+        _ = try box.waitForStatus() { $0.int("accepted") == 1 && $0.int("openConnections") == 0 }
         let stop = try tv.stop()
         #expect(neverWritten(stop.out) + (try box.flowRows().count) - 2 == 1, "\(stop.out)")
     }
@@ -248,7 +232,7 @@ struct DiskFullRunTests {
             let r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-w", "%{http_code}", world.url("/10m.bin")])
             #expect(r.status == 0 && r.out == "200", "\(r)")
         }
-        let failing = try waitForStatus(box) { $0.object("recording")?.string("contentFailing") == "on" && $0.int("openConnections") == 0 }
+        let failing = try box.waitForStatus() { $0.object("recording")?.string("contentFailing") == "on" && $0.int("openConnections") == 0 }
         let lost = failing.object("recording")?.int("contentTurnsNotSaved") ?? 0
         #expect(lost > 0)
         #expect(failing.object("recording")?.string("lastContentError")?.hasPrefix("The disk holding the data folder is full") == true, "\(failing)")
@@ -259,7 +243,7 @@ struct DiskFullRunTests {
 
         disk.free()
         try request()
-        let resumed = try waitForStatus(box) { $0.object("recording")?.string("contentFailing") == "off" }
+        let resumed = try box.waitForStatus() { $0.object("recording")?.string("contentFailing") == "off" }
         #expect(resumed.object("recording")?.int("contentTurnsNotSaved") == lost)
         #expect(tv.log().contains("tv: Recording resumed: decrypted content is saved again (\(lost == 1 ? "1 turn" : "\(lost) turns") could not be saved)."),
                 "\(tv.log())")

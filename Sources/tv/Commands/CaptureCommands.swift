@@ -131,18 +131,24 @@ enum CaptureCommands {
         if file.isRecording { throw CaptureError.recording(seq: seq) }
         let evidence = AuditEvidence.read(from: catalog.database).captures.contains(Int(seq))
         inv.console.note(CapturesPresentation.deletionWarning(file, evidence: evidence))
-        if !inv.yes {
-            guard inv.console.stdinIsTerminal else {
-                throw UsageRefusal("Deleting a capture needs confirmation; add --yes when running without a terminal.")
-            }
-            guard inv.console.confirm("Delete it?") else {
-                inv.console.line("Nothing was deleted.")
-                return 1
-            }
-        }
+        guard try confirmDeletion(inv) else { return 1 }
         let freed = try catalog.delete(seq, nowMicros: FlowCommands.nowMicros())
         inv.console.line(CapturesPresentation.deleted(file, freed: freed))
         return 0
+    }
+
+    /// `--yes`, or the user's yes at a terminal (said "Nothing was deleted." when not).
+    /// - Throws: `UsageRefusal` without `--yes` and without a terminal to ask at.
+    static func confirmDeletion(_ inv: Invocation) throws -> Bool {
+        if inv.yes { return true }
+        guard inv.console.stdinIsTerminal else {
+            throw UsageRefusal("Deleting a capture needs confirmation; add --yes when running without a terminal.")
+        }
+        guard inv.console.confirm("Delete it?") else {
+            inv.console.line("Nothing was deleted.")
+            return false
+        }
+        return true
     }
 
     /// `tv captures delete decrypted-….pcapng`: a closed decrypted capture, asked first as a
@@ -162,15 +168,7 @@ enum CaptureCommands {
             }
         }
         inv.console.note(CapturesPresentation.deletionWarning(decrypted: file, evidence: evidence))
-        if !inv.yes {
-            guard inv.console.stdinIsTerminal else {
-                throw UsageRefusal("Deleting a capture needs confirmation; add --yes when running without a terminal.")
-            }
-            guard inv.console.confirm("Delete it?") else {
-                inv.console.line("Nothing was deleted.")
-                return 1
-            }
-        }
+        guard try confirmDeletion(inv) else { return 1 }
         let freed = try DecryptedCaptureFiles.delete(home: home, name: name)
         inv.console.line(CapturesPresentation.deleted(decrypted: name, freed: freed))
         return 0

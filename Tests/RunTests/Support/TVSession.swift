@@ -123,6 +123,23 @@ extension Sandbox {
         return try? JSONSerialization.jsonObject(with: result.stdout) as? JSON
     }
 
+    /// Polls `tv status --json` (≤ `timeout` s) until `done` holds; returns the last answer
+    /// (an issue recorded when it never held).
+    func waitForStatus(timeout: Double = 20, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ done: (JSON) -> Bool) throws -> JSON {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: JSON = [:]
+        repeat {
+            if let status = try status(sourceLocation: sourceLocation) {
+                last = status
+                if done(status) { return status }
+            }
+            usleep(100_000)
+        } while Date() < deadline
+        Issue.record("status never settled: \(last)", sourceLocation: sourceLocation)
+        return last
+    }
+
     /// Waits (≤ `timeout` s) until the running session says no connection is open.
     func waitForNoOpenConnections(timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
         let deadline = Date().addingTimeInterval(timeout)
