@@ -21,7 +21,7 @@ enum ChunkedBody {
             decoder.consume(UnsafeRawBufferPointer(rebasing: all[start..<(end ?? all.count)])) { data.append(contentsOf: $0) }
         }
         if let failure = decoder.failure {
-            return .invalid(data: data, position: start + consumed, reason: failure)
+            return .invalid(data: data, position: start + consumed, reason: failure.sentence)
         }
         guard decoder.isDone, let trailerOffset = decoder.trailerOffset else { return .needsMore(data: data) }
         let trailers = bytes.withUnsafeBufferPointer { all in

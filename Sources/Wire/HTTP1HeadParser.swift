@@ -152,7 +152,7 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
         var lines = HTTPLines(bytes, start: 0)
         var fields: [HTTPHeaderField] = []
         do throws(WireFormatError) {
-            try parseFieldLines(&lines, into: &fields, leniency: leniency)
+            try parseFieldLines(&lines, into: &fields, leniency: leniency, of: nil)
         } catch {
             return .failure(error)
         }

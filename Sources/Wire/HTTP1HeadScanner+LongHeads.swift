@@ -8,9 +8,9 @@
 /// same room. RFC 9110 §5.4 sets no limit on a head's size; the bound is tv's, on memory.
 extension HTTP1HeadScanner {
     /// Rewrites the gathered bytes (`buffer`, full) as the start line, the complete field lines a
-    /// row keeps (with their obs-fold continuations) and the line being read, every run of other
-    /// field lines replaced by one `x:` line (so a continuation still continues a field that is
-    /// not kept); each line shed is checked first, as `read` checks it. Nil when it made room;
+    /// row keeps and the line being read, every run of other field lines replaced by one `x:`
+    /// line (so the line being read, if it starts with whitespace, is still refused as obs-fold);
+    /// each line shed is checked first, as `read` checks it. Nil when it made room;
     /// otherwise the refusal: a malformed line, or no room made (one line, or the kept fields,
     /// fill the bound).
     mutating func compactGathered() -> String? {
@@ -25,9 +25,7 @@ extension HTTP1HeadScanner {
             compacted.reserveCapacity(maxHeadBytes)
             compacted.append(contentsOf: gathered[startLine])
             compacted.append(contentsOf: [0x0D, 0x0A])
-            // Whether the last line written was a kept field's (a continuation then goes too), and
-            // whether a shed run's `x:` was the last line written.
-            var keepingField = false
+            // Whether a shed run's `x:` was the last line written.
             var shedding = false
             var firstField = true
             do throws(WireFormatError) {
@@ -36,25 +34,15 @@ extension HTTP1HeadScanner {
                     defer { firstField = false }
                     if line.isEmpty { continue }
                     if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-                        if firstField {
-                            throw WireFormatError("The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse.")
-                        }
-                        _ = try HTTP1HeadParser.fieldValueRange(line, from: 0)
-                        if keepingField {
-                            compacted.append(contentsOf: line)
-                            compacted.append(contentsOf: [0x0D, 0x0A])
-                        }
-                        continue
+                        throw WireFormatError(HTTP1HeadScanner.whitespaceLineRefusal(first: firstField, kind: kind))
                     }
                     let (colon, _) = try HTTP1HeadParser.fieldLineParts(line)
                     if HTTP1HeadScanner.keptField(UnsafeBufferPointer(rebasing: line[0 ..< colon]), kind: kind) != nil {
                         compacted.append(contentsOf: line)
                         compacted.append(contentsOf: [0x0D, 0x0A])
-                        keepingField = true
                         shedding = false
                     } else {
                         if !shedding { compacted.append(contentsOf: Array("x:\r\n".utf8)) }
-                        keepingField = false
                         shedding = true
                     }
                 }

@@ -11,7 +11,7 @@ public struct HTTP1RequestSummary: Sendable, Hashable {
     public var target: String
     /// The request line's version (major 1).
     public var version: HTTPVersion
-    /// The first Host field's value (obs-fold unfolded), if any.
+    /// The first Host field's value, if any.
     public var host: String?
     /// How the body is delimited (RFC 9112 §6.3, lenient).
     public var framing: HTTPBodyFraming
@@ -70,11 +70,15 @@ public struct HTTP1ResponseSummary: Sendable, Hashable {
 
 /// The exchange rows' lean reading of one HTTP/1 head (issue 16's cost: the full
 /// `HTTP1HeadParser` made a `String` of every field and its framing compared every name):
-/// incremental and bounded as that parser is, with the same rules in its lenient mode (RFC 9112
-/// §2.2 line ends, §3 and §4 start lines, §5 field lines with obs-fold unfolded, §6.3 framing) and
-/// the same failures, word for word — the start lines and every field line are checked by the
-/// same functions — but it keeps only the fields an exchange row stores, as bytes compared
-/// without case, and makes their strings once, at the end.
+/// incremental and bounded as that parser is, with the same rules as its lenient mode (RFC 9112
+/// §2.2 line ends, §3 and §4 start lines, §5 field lines, §6.3 framing) but for obs-fold (§5.2),
+/// which it refuses as the strict mode does, and the same failures, word for word — the start
+/// lines and every field line are checked by the same functions — but it keeps only the fields
+/// an exchange row stores, as bytes compared without case, and makes their strings once, at the
+/// end. It reads heads on the proxy's relay, which forwards them as they came: an obs-fold it
+/// unfolded reached the client folded while the row showed one field, and a request's
+/// `Transfer-Encoding:` folded onto ` chunked` was forwarded to nginx (which refused it) while the
+/// row read it as chunked (a hostile-input trial).
 ///
 /// A head that arrives in one piece is read where it lies; one split across reads is gathered
 /// (at most `maxHeadBytes`).
@@ -190,24 +194,12 @@ public struct HTTP1HeadScanner: Sendable {
         case host, contentType, contentEncoding, contentLength, transferEncoding
     }
 
-    /// One kept field's value: where it lies in the head, or its bytes once obs-fold joined a
-    /// continuation to it.
+    /// One kept field's value: where it lies in the head.
     private struct Value {
         var range: Range<Int>
-        var folded: [UInt8]?
 
         func text(_ head: UnsafeBufferPointer<UInt8>) -> String {
-            if let folded { return folded.withUnsafeBufferPointer { HTTP1HeadParser.fieldText($0) } }
-            return HTTP1HeadParser.fieldText(UnsafeBufferPointer(rebasing: head[range]))
-        }
-
-        /// RFC 9112 §5.2, as `HTTP1HeadParser` unfolds: one space, then the continuation.
-        mutating func unfold(_ continuation: UnsafeBufferPointer<UInt8>, in head: UnsafeBufferPointer<UInt8>) {
-            guard !continuation.isEmpty else { return }
-            var joined = folded ?? Array(head[range])
-            if !joined.isEmpty { joined.append(UInt8(ascii: " ")) }
-            joined.append(contentsOf: continuation)
-            folded = joined
+            HTTP1HeadParser.fieldText(UnsafeBufferPointer(rebasing: head[range]))
         }
     }
 
@@ -224,15 +216,17 @@ public struct HTTP1HeadScanner: Sendable {
             if first == nil { first = value } else { more.append(value) }
         }
 
-        /// Obs-fold: `continuation` joins the last value.
-        mutating func unfoldLast(_ continuation: UnsafeBufferPointer<UInt8>, in head: UnsafeBufferPointer<UInt8>) {
-            if more.isEmpty { first?.unfold(continuation, in: head) } else { more[more.count - 1].unfold(continuation, in: head) }
-        }
-
         func texts(_ head: UnsafeBufferPointer<UInt8>) -> [String] {
             guard let first else { return [] }
             return [first.text(head)] + more.map { $0.text(head) }
         }
+    }
+
+    /// Why a field line that starts with whitespace is refused: the first one has nothing to
+    /// continue (RFC 9112 §2.2); a later one is obs-fold (§5.2), which the relay refuses as the
+    /// strict parser does, since it forwards the bytes as they came and cannot unfold them.
+    static func whitespaceLineRefusal(first: Bool, kind: HTTP1HeadParser.Kind) -> String {
+        first ? HTTP1HeadParser.firstLineWhitespaceSentence : HTTP1HeadParser.obsFoldSentence(kind)
     }
 
     static func read(_ head: UnsafeBufferPointer<UInt8>, startLineOffset: Int, kind: HTTP1HeadParser.Kind,
@@ -247,39 +241,23 @@ public struct HTTP1HeadScanner: Sendable {
             : try HTTP1HeadParser.parseStatusLine(startLine)
         var host: Value?, contentType: Value?, contentEncoding: Value?
         var lengths = Repeated(), codings = Repeated()
-        // The field the previous line was (obs-fold continues it); nil: none yet.
-        var previous: Kept??
+        var firstField = true
         while let range = lines.next(), !range.isEmpty {
             let line = UnsafeBufferPointer(rebasing: head[range])
             if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-                guard let last = previous else {
-                    throw WireFormatError("The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse.")
-                }
-                let value = try HTTP1HeadParser.fieldValueRange(line, from: 0)
-                let continuation = UnsafeBufferPointer(rebasing: line[value])
-                switch last {
-                case .host?: host?.unfold(continuation, in: head)
-                case .contentType?: contentType?.unfold(continuation, in: head)
-                case .contentEncoding?: contentEncoding?.unfold(continuation, in: head)
-                case .contentLength?: lengths.unfoldLast(continuation, in: head)
-                case .transferEncoding?: codings.unfoldLast(continuation, in: head)
-                case nil: break
-                }
-                continue
+                throw WireFormatError(whitespaceLineRefusal(first: firstField, kind: kind))
             }
+            firstField = false
             let (colon, valueRange) = try HTTP1HeadParser.fieldLineParts(line)
             let value = Value(range: (range.lowerBound + valueRange.lowerBound) ..< (range.lowerBound + valueRange.upperBound))
-            let kept = keptField(UnsafeBufferPointer(rebasing: line[0 ..< colon]), kind: kind)
-            switch kept {
-            // A later field of a kept-once name continues nothing kept.
-            case .host?: if host == nil { host = value } else { previous = .some(nil); continue }
-            case .contentType?: if contentType == nil { contentType = value } else { previous = .some(nil); continue }
-            case .contentEncoding?: if contentEncoding == nil { contentEncoding = value } else { previous = .some(nil); continue }
+            switch keptField(UnsafeBufferPointer(rebasing: line[0 ..< colon]), kind: kind) {
+            case .host?: if host == nil { host = value }
+            case .contentType?: if contentType == nil { contentType = value }
+            case .contentEncoding?: if contentEncoding == nil { contentEncoding = value }
             case .contentLength?: lengths.append(value)
             case .transferEncoding?: codings.append(value)
             case nil: break
             }
-            previous = .some(kept)
         }
         switch start {
         case let .request(method, target, version):
@@ -311,8 +289,7 @@ public struct HTTP1HeadScanner: Sendable {
     /// alone (the usual case) is read without making its string.
     private static func bodyFraming(status: Int?, version: HTTPVersion, _ lengths: Repeated, _ codings: Repeated,
                                     _ head: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTPBodyFraming {
-        if codings.isEmpty, lengths.more.isEmpty, let only = lengths.first, only.folded == nil,
-           !only.range.isEmpty, only.range.count <= 18 {
+        if codings.isEmpty, lengths.more.isEmpty, let only = lengths.first, !only.range.isEmpty, only.range.count <= 18 {
             var length = 0
             var digitsOnly = true
             for index in only.range {

@@ -15,30 +15,44 @@ extension HTTP1HeadParser {
         let line = UnsafeBufferPointer(rebasing: head[first])
         let startLine = kind == .request ? try parseRequestLine(line, leniency: leniency) : try parseStatusLine(line)
         var headers: [HTTPHeaderField] = []
-        try parseFieldLines(&lines, into: &headers, leniency: leniency)
+        try parseFieldLines(&lines, into: &headers, leniency: leniency, of: kind)
         return HTTP1Head(startLine: startLine, headers: headers, byteCount: head.count)
     }
 
     /// Field lines up to the empty line (RFC 9112 §5); a line starting with whitespace is obs-fold
-    /// (§5.2): refused when strict, appended to the previous value after one space when lenient.
+    /// (§5.2): refused when strict (`obsFoldSentence`), appended to the previous value after one
+    /// space when lenient. `kind`: the message they belong to (nil: a trailer section).
     static func parseFieldLines(_ lines: inout HTTPLines, into headers: inout [HTTPHeaderField],
-                                leniency: HTTP1Leniency) throws(WireFormatError) {
+                                leniency: HTTP1Leniency, of kind: Kind?) throws(WireFormatError) {
         while let range = lines.next(), !range.isEmpty {
             let line = UnsafeBufferPointer(rebasing: lines.bytes[range])
             guard line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") else {
                 headers.append(try parseFieldLine(line))
                 continue
             }
-            guard leniency == .lenient else {
-                throw WireFormatError("A header line starts with whitespace (obs-fold), which RFC 9112 §5.2 lets a server refuse.")
-            }
             guard let last = headers.indices.last else {
-                throw WireFormatError("The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse.")
+                throw WireFormatError(firstLineWhitespaceSentence)
             }
+            guard leniency == .lenient else { throw WireFormatError(obsFoldSentence(kind)) }
             let continuation = try fieldValue(line, from: 0)
             if !continuation.isEmpty {
                 headers[last].value = headers[last].value.isEmpty ? continuation : headers[last].value + " " + continuation
             }
+        }
+    }
+
+    /// Why a first field line that starts with whitespace is refused (there is nothing to fold
+    /// it onto).
+    static let firstLineWhitespaceSentence = "The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse."
+
+    /// Why obs-fold is refused (RFC 9112 §5.2): a server answers a request's with 400, a proxy a
+    /// response's with 502, unless each unfolds it, which a relay of the bytes cannot (a trial's
+    /// client got `X-Fold: a` folded while tv showed it unfolded). `kind` nil: a trailer section.
+    public static func obsFoldSentence(_ kind: Kind?) -> String {
+        switch kind {
+        case .request?: "A header line of the request starts with whitespace (obs-fold), which RFC 9112 §5.2 lets tv refuse with 400."
+        case .response?: "A header line of the response starts with whitespace (obs-fold), which RFC 9112 §5.2 has a proxy refuse with 502."
+        case nil: "A header line starts with whitespace (obs-fold), which RFC 9112 §5.2 lets a server refuse."
         }
     }
 

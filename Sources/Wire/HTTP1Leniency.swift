@@ -7,11 +7,14 @@
 /// name that is not a token or is followed by whitespace (RFC 9112 §5.1), and a chunk size that
 /// is not hexadecimal (RFC 9112 §7.1).
 public enum HTTP1Leniency: Sendable, Hashable {
-    /// The proxy's request heads: obs-fold is refused (RFC 9112 §5.2), the request-target must be
-    /// visible ASCII (RFC 9112 §3.2), a chunk size line must start with its first hex digit.
+    /// The proxy's request heads on the plain path, the response heads it forwards, and every
+    /// chunked body it relays (`HTTPBodyScanner`): obs-fold is refused (RFC 9112 §5.2: a server
+    /// answers it 400, a proxy 502, or unfolds it, which a relay of the bytes cannot), the
+    /// request-target must be visible ASCII (RFC 9112 §3.2), a chunk size line must start with
+    /// its first hex digit and its extensions end in CRLF (RFC 9112 §7.1).
     case strict
-    /// Recorded content and the responses the proxy relays: obs-fold is unfolded into one space
-    /// (RFC 9112 §5.2), a request-target may carry non-ASCII bytes (obs-text), whitespace before
-    /// a chunk size is skipped.
+    /// Recorded content: obs-fold is unfolded into one space (RFC 9112 §5.2), a request-target
+    /// may carry non-ASCII bytes (obs-text), whitespace before a chunk size is skipped and a
+    /// bare LF ends a chunk extension.
     case lenient
 }

@@ -1,16 +1,18 @@
 /// Finds where an HTTP/1 message body ends without copying it (RFC 9112 §6, §7.1): a relay
-/// passes bytes on as they come and asks this scanner how many of them are still body.
-/// Chunked bodies are walked by `HTTPChunkedDecoder`.
+/// passes bytes on as they come and asks this scanner how many of them are still body. The
+/// proxy's one rule for a body's end, on both of its paths (the relay's exchange rows and the
+/// plain HTTP forwarder), both directions: chunked bodies are walked by a strict
+/// `HTTPChunkedDecoder` (two readings, lenient on the relay and strict on the plain path,
+/// disagreed before).
 public struct HTTPBodyScanner: Sendable, Hashable {
     /// How the body is delimited.
     public let framing: HTTPBodyFraming
     private var remaining = 0
-    private var chunked: HTTPChunkedDecoder
+    private var chunked = HTTPChunkedDecoder(leniency: .strict)
 
-    /// A scanner at the start of a body framed by `framing`; `leniency` applies to chunked bodies.
-    public init(_ framing: HTTPBodyFraming, leniency: HTTP1Leniency = .strict) {
+    /// A scanner at the start of a body framed by `framing`.
+    public init(_ framing: HTTPBodyFraming) {
         self.framing = framing
-        chunked = HTTPChunkedDecoder(leniency: leniency)
         if case .contentLength(let length) = framing { remaining = length }
     }
 
@@ -24,11 +26,8 @@ public struct HTTPBodyScanner: Sendable, Hashable {
         }
     }
 
-    /// Set when the chunked framing is broken: the message cannot be delimited.
-    public var malformed: Bool { chunked.failure != nil }
-
-    /// Why the chunked framing is broken, once it is (one sentence).
-    public var failure: String? { chunked.failure }
+    /// Why the chunked framing cannot be read on, once it cannot: the message cannot be delimited.
+    public var failure: ChunkedBodyProblem? { chunked.failure }
 
     /// How many of `bytes` (from their start) belong to the body, stopping at the body's end, and
     /// how many of those are content (the transfer coding removed: chunk framing not counted).

@@ -1,24 +1,27 @@
 /// Incremental decoder of the chunked transfer coding (RFC 9112 §7.1): `chunk-size [chunk-ext]
 /// CRLF chunk-data CRLF` … `0 [chunk-ext] CRLF trailer-section CRLF`. The one chunked decoder
-/// of tv: the proxy asks it where a relayed body ends, HTTPReading collects the data of recorded
-/// bodies with it.
+/// of tv: the proxy asks it where a relayed body ends (through `HTTPBodyScanner`, on both the
+/// relay and the plain path), HTTPReading collects the data of recorded bodies with it.
 ///
 /// It copies and buffers nothing: each `consume` call walks the bytes given, hands the chunk
 /// data it finds to a closure as slices of them, and stops at the end of the coding or at the
-/// first byte that breaks it (`failure` then says why). Bounds: a chunk size of at most 15 hex
-/// digits, a size line (with extensions) of at most `maxSizeLineBytes`, a trailer section of at
-/// most `maxTrailerBytes`. Extensions are skipped (§7.1.1); trailer lines are not read here
-/// (`HTTP1HeadParser.parseTrailerFields` reads them). A bare LF ends a line as well as CRLF
-/// (RFC 9112 §2.2); a bare CR is refused.
+/// first byte that breaks it (`failure` then says why, typed). Leading zeros of a chunk size are
+/// skipped (RFC 9112 §7.1: `chunk-size = 1*HEXDIG`), and a size of at most `maxSizeDigits`
+/// significant hex digits is read; extensions (§7.1.1) and the trailer section (§7.1.2) are
+/// read past at any length without being kept (a hostile-input trial: a valid 16-digit size, a
+/// 2 KB extension and 70 KB of trailers each stopped the reading while nginx served what came
+/// next); trailer lines are not read here (`HTTP1HeadParser.parseTrailerFields` reads them from
+/// recorded bytes). A bare LF ends a line as well as CRLF (RFC 9112 §2.2), but inside an
+/// extension only when lenient; a bare CR is refused.
 public struct HTTPChunkedDecoder: Sendable, Hashable {
-    /// Longest chunk size line, extensions included: 1 KiB.
-    public static let maxSizeLineBytes = 1_024
-    /// Longest trailer section, final empty line included: 64 KiB.
-    public static let maxTrailerBytes = 65_536
+    /// Most significant hex digits in a chunk size: 15 (sizes below 2^60 bytes, so no count
+    /// overflows a 64-bit integer).
+    public static let maxSizeDigits = 15
 
     private enum State: Sendable, Hashable {
         /// Before the size's first hex digit.
         case sizeStart
+        /// Inside the size: its significant digits so far (0 while only zeros came).
         case size(digits: Int)
         /// Whitespace after the size (BWS before `;`, RFC 9112 §7.1.1).
         case afterSize
@@ -34,19 +37,18 @@ public struct HTTPChunkedDecoder: Sendable, Hashable {
         case done
     }
 
-    /// Lenient: whitespace before a chunk size is skipped; strict: refused.
+    /// Lenient: whitespace before a chunk size is skipped and a bare LF ends an extension;
+    /// strict (the proxy's): both refused.
     public let leniency: HTTP1Leniency
     private var state = State.sizeStart
     private var chunkSize = 0
-    /// Bytes of the current size line, or of the trailer section so far.
-    private var lineBytes = 0
     /// Bytes consumed since the start of the body.
     public private(set) var consumedCount = 0
     /// Where the trailer section starts, counted from the start of the body; set once the last
     /// chunk's size line is read.
     public private(set) var trailerOffset: Int?
-    /// Why the coding is broken (one sentence), once it is; the body cannot be delimited.
-    public private(set) var failure: String?
+    /// Why the coding cannot be read on, once it cannot; the body cannot be delimited.
+    public private(set) var failure: ChunkedBodyProblem?
 
     /// A decoder at the start of a chunked body.
     public init(leniency: HTTP1Leniency = .strict) {
@@ -62,12 +64,19 @@ public struct HTTPChunkedDecoder: Sendable, Hashable {
         var i = 0
         let count = bytes.count
         while i < count && state != .done && failure == nil {
-            if case .data(let left) = state {
+            switch state {
+            case .data(let left):
                 let n = min(left, count - i)
                 data(UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + n)]))
                 i += n
                 state = left == n ? .dataCR : .data(remaining: left - n)
                 continue
+            case .extensions, .trailerLine:
+                // Read past (nothing kept) up to the next CR or LF, which `step` takes.
+                while i < count, bytes[i] != 0x0D, bytes[i] != 0x0A { i += 1 }
+                guard i < count else { continue }
+            default:
+                break
             }
             guard step(bytes[i]) else { break }
             i += 1
@@ -86,58 +95,48 @@ public struct HTTPChunkedDecoder: Sendable, Hashable {
     private mutating func step(_ c: UInt8) -> Bool {
         let cr: UInt8 = 0x0D, lf: UInt8 = 0x0A, space: UInt8 = 0x20, tab: UInt8 = 0x09
         switch state {
-        case .sizeStart, .size, .afterSize, .extensions, .sizeLF:
-            lineBytes += 1
-            guard lineBytes <= Self.maxSizeLineBytes else {
-                return fail("A chunk size line runs past \(Self.maxSizeLineBytes) bytes (RFC 9112 §7.1).")
-            }
-        case .trailerLineStart, .trailerLine, .trailerLF:
-            lineBytes += 1
-            guard lineBytes <= Self.maxTrailerBytes else {
-                return fail("The trailer section runs past \(Self.maxTrailerBytes) bytes (RFC 9112 §7.1.2).")
-            }
-        case .data, .dataCR, .dataLF, .done:
-            break
-        }
-        switch state {
         case .sizeStart:
             if let digit = Self.hex(c) {
                 chunkSize = digit
-                state = .size(digits: 1)
+                state = .size(digits: digit == 0 ? 0 : 1)
             } else if (c == space || c == tab) && leniency == .lenient {
                 // whitespace before the size: read past it
             } else {
-                return fail("A chunk size line starts with byte 0x\(String(c, radix: 16)), which is not a hexadecimal digit (RFC 9112 §7.1).")
+                return fail(.sizeNotHex(c))
             }
         case .size(let digits):
-            if let digit = Self.hex(c) {
-                guard digits < 15 else { return fail("A chunk size has more than 15 hexadecimal digits (RFC 9112 §7.1).") }
-                chunkSize = chunkSize * 16 + digit
-                state = .size(digits: digits + 1)
-            } else {
-                return afterSize(c)
-            }
+            guard let digit = Self.hex(c) else { return afterSize(c) }
+            // Leading zeros are not counted: `0000000000000002` is a size of 2.
+            if digits == 0 && digit == 0 { break }
+            guard digits < Self.maxSizeDigits else { return fail(.sizeTooLarge) }
+            chunkSize = chunkSize * 16 + digit
+            state = .size(digits: digits + 1)
         case .afterSize:
             return afterSize(c)
         case .extensions:
-            // chunk-ext: skipped up to the line end (RFC 9112 §7.1.1)
-            if c == cr { state = .sizeLF } else if c == lf { sizeLineEnded() }
+            // chunk-ext: read past up to the line end (RFC 9112 §7.1.1); `consume` skips to here.
+            if c == cr {
+                state = .sizeLF
+            } else if c == lf {
+                guard leniency == .lenient else { return fail(.bareLFInExtension) }
+                sizeLineEnded()
+            }
         case .sizeLF:
-            guard c == lf else { return fail("A chunk size line has a CR not followed by LF (RFC 9112 §2.2).") }
+            guard c == lf else { return fail(.bareCRInSizeLine) }
             sizeLineEnded()
         case .dataCR:
             if c == cr { state = .dataLF } else if c == lf { state = .sizeStart } else {
-                return fail("A chunk of \(chunkSize) bytes is not followed by CRLF (RFC 9112 §7.1).")
+                return fail(.dataNotFollowedByCRLF(chunkSize: chunkSize))
             }
         case .dataLF:
-            guard c == lf else { return fail("A chunk of \(chunkSize) bytes is not followed by CRLF (RFC 9112 §7.1).") }
+            guard c == lf else { return fail(.dataNotFollowedByCRLF(chunkSize: chunkSize)) }
             state = .sizeStart
         case .trailerLineStart:
             if c == cr { state = .trailerLF(empty: true) } else if c == lf { state = .done } else { state = .trailerLine }
         case .trailerLine:
             if c == cr { state = .trailerLF(empty: false) } else if c == lf { state = .trailerLineStart }
         case .trailerLF(let empty):
-            guard c == lf else { return fail("A trailer line has a CR not followed by LF (RFC 9112 §2.2).") }
+            guard c == lf else { return fail(.bareCRInTrailer) }
             state = empty ? .done : .trailerLineStart
         case .data, .done:
             break
@@ -152,14 +151,12 @@ public struct HTTPChunkedDecoder: Sendable, Hashable {
         case 0x3B: state = .extensions
         case 0x0D: state = .sizeLF
         case 0x0A: sizeLineEnded()
-        default:
-            return fail("A chunk size is followed by byte 0x\(String(c, radix: 16)) instead of a ';' or the line end (RFC 9112 §7.1).")
+        default: return fail(.sizeFollowedBy(c))
         }
         return true
     }
 
     private mutating func sizeLineEnded() {
-        lineBytes = 0
         if chunkSize == 0 {
             state = .trailerLineStart
         } else {
@@ -167,8 +164,8 @@ public struct HTTPChunkedDecoder: Sendable, Hashable {
         }
     }
 
-    private mutating func fail(_ reason: String) -> Bool {
-        failure = reason
+    private mutating func fail(_ problem: ChunkedBodyProblem) -> Bool {
+        failure = problem
         return false
     }
 

@@ -125,39 +125,70 @@ struct ConnectionMachineTests {
         #expect(m.facts.status == .inspected)
     }
 
-    @Test("a relayed request head servers could read otherwise (the reader refused it): tv answers 400 saying why, delivers it, closes; the flow keeps its status and says why; later events change nothing")
-    func refusedRequestIsAnsweredWith400() {
-        /// An explicit-proxy machine relaying an inspected connection.
-        func relaying() -> Machine {
-            var m = Self.machine()
-            Self.connected(&m)
-            _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
-            _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
-            _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
-            return m
-        }
-        var m = relaying()
+    /// An explicit-proxy machine relaying an inspected connection.
+    static func relaying() -> Machine {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        return m
+    }
+
+    @Test("relayed bytes the reader refused: tv answers 400 or 502 saying why and delivers it, resets where no answer fits, closes after the responses asked for; the flow keeps its status and says why; later events change nothing")
+    func refusedBytesAreAnswered() {
+        var m = Self.relaying()
         _ = Self.moved(&m, 100, .clientToServer, at: 2_000)
         let reason = "The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."
         let failure = ConnectionFailure.requestUnreadable(reason)
-        #expect(m.handle(.requestRefused(reason, answered: true)) == [.sendClient(Machine.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)])
+        #expect(m.handle(.exchangeRefused(ExchangeRefusal(failure: failure, answer: .status(400))))
+                == [.sendClient(Machine.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)])
         let body = "tv: the client's request was not understood: \(reason)\n"
         #expect(String(decoding: Machine.errorResponse(400, failure), as: UTF8.self)
                 == "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
         #expect(m.phase == .closed && m.facts.status == .inspected && m.facts.error == failure.sentence)
-        #expect(m.handle(.requestRefused(reason, answered: true)) == [])
+        #expect(m.handle(.exchangeRefused(ExchangeRefusal(failure: failure, answer: .status(400)))) == [])
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [])
         // Behind a request waiting for its response: no 400 (it would be read as that one's),
         // a reset; the flow still says why.
-        var piped = relaying()
-        #expect(piped.handle(.requestRefused(reason, answered: false)) == [.close(reset: true)])
+        var piped = Self.relaying()
+        #expect(piped.handle(.exchangeRefused(ExchangeRefusal(failure: failure, answer: .reset))) == [.close(reset: true)])
         #expect(piped.phase == .closed && piped.facts.error == failure.sentence)
-        // A server's response head the client could read otherwise: tv's 502 in its place.
-        var r = relaying()
+        // A server's response the client could read otherwise: tv's 502 in its place.
+        var r = Self.relaying()
         let splitting = ConnectionFailure.responseUnreadable(HTTP1ResponseSummary.lengthAndCoding)
-        #expect(r.handle(.responseRefused(HTTP1ResponseSummary.lengthAndCoding))
+        #expect(r.handle(.exchangeRefused(ExchangeRefusal(failure: splitting, answer: .status(502), passing: 40)))
                 == [.sendClient(Machine.errorResponse(502, splitting)), .deliverThenClose(to: .client, reset: false)])
         #expect(r.phase == .closed && r.facts.error == splitting.sentence)
+        // Bytes nobody asked for, after the responses that were: closed once those are delivered.
+        var u = Self.relaying()
+        let unasked = ConnectionFailure.responseUnasked(bytes: 63)
+        #expect(u.handle(.exchangeRefused(ExchangeRefusal(failure: unasked, answer: .close, passing: 49))) == [.deliverThenClose(to: .client, reset: false)])
+        #expect(u.facts.error == "the server sent 63 bytes no request asked for (a response the client would have taken for its next request's); tv dropped them and closed the connection to the server")
+        // A chunked body: which side, and malformed or past tv's limit, in one sentence each.
+        #expect(ConnectionFailure.chunkedBodyRefused(.client, .sizeFollowedBy(0x67)).sentence
+                == "the client's chunked body is malformed: A chunk size is followed by byte 0x67 instead of a ';' or the line end (RFC 9112 §7.1).")
+        #expect(ConnectionFailure.chunkedBodyRefused(.server, .sizeTooLarge).sentence
+                == "the server's chunked body is past a limit of tv's: A chunk size has more than 15 significant hexadecimal digits (2^60 bytes or more), more than tv counts; a 64-bit reader would wrap it around (RFC 9112 §7.1).")
+        #expect(ConnectionFailure.pipelinedPastLimit(256).sentence
+                == "more than 256 requests waited for their responses on this connection, more than tv follows at once, so tv closed it")
+    }
+
+    @Test("a relayed HTTP/1 request head not whole within the head timeout: 408 and the close, counted, as on the plain path; no 408 behind a request waiting for its response; once only")
+    func relayedHeadTimeout() {
+        var m = Self.relaying()
+        let failure = ConnectionFailure.headTimeout(limitMillis: 10_000)
+        #expect(m.handle(.requestHeadLate(answerable: true))
+                == [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: 10_000)), .deliverThenClose(to: .client, reset: false)])
+        #expect(m.phase == .closed && m.facts.status == .inspected && m.facts.error == failure.sentence)
+        #expect(m.facts.error == "the client sent no complete request head within 10 s (tv closed the connection)")
+        #expect(m.handle(.requestHeadLate(answerable: true)) == [])
+        var piped = Self.relaying()
+        #expect(piped.handle(.requestHeadLate(answerable: false)) == [.countHeadTimeout, .close(reset: false)])
+        #expect(piped.facts.error == failure.sentence)
+        // Not relaying: nothing.
+        var early = Self.machine()
+        #expect(early.handle(.requestHeadLate(answerable: true)) == [])
     }
 
     @Test("inspection off: pass through untouched, the ServerHello read for the facts")
@@ -584,11 +615,11 @@ struct ConnectionMachineTests {
         #expect(m.facts.status == .encrypted)
     }
 
-    @Test("reading a relay's requests stopped: the flow says why once, and an error it already has stays")
+    @Test("reading a relay's HTTP/2 exchanges stopped: the flow says why once (of exchanges, not requests: the reason may be the server's), and an error it already has stays")
     func exchangeReadingStopped() {
         var m = Self.machine()
         #expect(m.handle(.exchangeReadingStopped("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).")) == [.updateFlow])
-        #expect(m.facts.error == "tv stopped reading this connection's requests, its bytes going on as they came: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)")
+        #expect(m.facts.error == "tv stopped reading this connection's exchanges, its bytes going on as they came: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)")
         #expect(m.handle(.exchangeReadingStopped("Another.")) == [])
     }
 

@@ -1,5 +1,6 @@
 @testable import Proxy
 import FlowTerms
+import Wire
 import Testing
 
 /// `ExchangeReader` fed by hand: bytes and times in, exchange rows out (issue 16).
@@ -117,23 +118,25 @@ struct ExchangeReaderHTTP1Tests {
         #expect(none.map(\.authority) == ["localhost:18443"], "\(none)")
     }
 
-    @Test("a response nobody asked for is read as the next request's, as the client takes it; more than 64 KiB of such bytes stops reading")
-    func unaskedResponseGoesToTheNextRequest() {
+    @Test("a response nobody asked for is refused: the responses asked for go on, the rest does not, the connection closes (the trial's smuggled `X-Smuggled: yes` reached the client as its next request's); empty lines between responses go on")
+    func unaskedResponseIsRefused() {
         let p = ExchangePlaybook()
-        p.client("GET /first HTTP/1.1\r\nHost: a\r\n\r\n", at: 10)
-        let first = p.server("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nresp-AHTTP/1.1 200 OK\r\nContent-Length: 9\r\nX-Evil: 1\r\n\r\nINJECTED!", at: 20)
-        #expect(first.map(\.path) == ["/first"] && first.map(\.responseBodyBytes) == [6], "\(first)")
-        #expect(p.reader.stop == nil)
-        let second = p.client("GET /second HTTP/1.1\r\nHost: a\r\n\r\n", at: 30)
-        #expect(second.last.map { ($0.path, $0.status, $0.responseBodyBytes, $0.state) } ?? ("", nil, nil, .open) == ("/second", 200, 9, .complete), "\(second)")
-        // The server's own answer to /second now waits for a third request.
-        #expect(p.server("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nresp-B", at: 40) == [])
-        let third = p.client("GET /third HTTP/1.1\r\nHost: a\r\n\r\n", at: 50)
-        #expect(third.last?.responseBodyBytes == 6)
-        let flood = ExchangePlaybook()
-        flood.client("GET / HTTP/1.1\r\nHost: a\r\n\r\n", at: 10)
-        flood.server("HTTP/1.1 204 No Content\r\n\r\n" + String(repeating: "x", count: 65_537), at: 20)
-        #expect(flood.reader.stop == .malformed("The server sent more than 65536 bytes that answer no request (RFC 9112 §9.3)."))
+        p.client("GET /larger HTTP/1.1\r\nHost: a\r\n\r\n", at: 10)
+        let asked = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789"
+        let smuggled = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nX-Smuggled: yes\r\n\r\nsmuggled"
+        #expect(asked.utf8.count == 49 && smuggled.utf8.count == 63)
+        let first = p.server(asked + smuggled, at: 20)
+        #expect(first.map { "\($0.path) \($0.status ?? 0) \($0.responseBodyBytes ?? 0) \($0.state.rawValue)" } == ["/larger 200 10 complete"], "\(first)")
+        #expect(p.reader.stop == .refused(ExchangeRefusal(failure: .responseUnasked(bytes: 63), answer: .close, passing: 49)))
+        // Later requests are not read (the connection closes).
+        #expect(p.client("GET /ok HTTP/1.1\r\nHost: a\r\n\r\n", at: 30) == [])
+        // In a burst of its own: none of it goes on.
+        let own = ExchangePlaybook()
+        own.client("GET /a HTTP/1.1\r\nHost: a\r\n\r\n", at: 10)
+        own.server("HTTP/1.1 204 No Content\r\n\r\n", at: 20)
+        #expect(own.server("\r\n", at: 25) == [] && own.reader.stop == nil, "an empty line goes on")
+        #expect(own.server(smuggled, at: 30) == [])
+        #expect(own.reader.stop == .refused(ExchangeRefusal(failure: .responseUnasked(bytes: 63), answer: .close, passing: 0)))
     }
 
     @Test("keep-alive: two exchanges, the query left out, bodies counted across bursts")
@@ -302,7 +305,7 @@ struct ExchangeReaderHTTP1Tests {
         #expect(whole.emitted.last?.requestWireBytes == 13)
     }
 
-    @Test("not HTTP: a TLS record is refused at once and nothing is emitted; broken HTTP later is malformed; a response head tv cannot read is answered 502 by tv when none of it was passed on")
+    @Test("not HTTP: a TLS record is refused at once and nothing is emitted; a response tv cannot read is answered 502 by tv when none of it was passed on, else cut")
     func notHTTPAndMalformed() {
         let tls = ExchangePlaybook()
         #expect(tls.feed([0x16, 0x03, 0x01, 0x00, 0x05], .clientToServer, at: 1) == [])
@@ -313,23 +316,23 @@ struct ExchangeReaderHTTP1Tests {
         let broken = ExchangePlaybook()
         broken.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
         let ended = broken.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", at: 2)
-        #expect(ended.map(\.state) == [.incomplete])
-        guard case .malformed = broken.reader.stop else {
-            Issue.record("expected malformed, got \(String(describing: broken.reader.stop))")
-            return
-        }
+        #expect(ended.map { "\($0.status ?? 0) \($0.state.rawValue) \($0.contentType ?? "-")" } == ["502 answered -"])
+        #expect(broken.reader.stop == .refused(ExchangeRefusal(failure: .chunkedBodyRefused(.server, .sizeNotHex(0x7A)), answer: .status(502))))
         // Begun in this burst: tv's 502 in its place (passed on, a trial's row read "cut").
         let badName = ExchangePlaybook()
         badName.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
         let refused = badName.server("HTTP/1.1 200 OK\r\nX@Bad: 1\r\nContent-Length: 3\r\n\r\nabc", at: 2)
         #expect(refused.map { "\($0.status ?? 0) \($0.state.rawValue) \($0.endTime ?? 0)" } == ["502 answered 2"])
-        #expect(badName.reader.stop == .refused("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).", answered: true))
-        // Begun in an earlier burst, already passed on: reading stops, the row incomplete.
+        #expect(badName.reader.stop == .refused(ExchangeRefusal(
+            failure: .responseUnreadable("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)."), answer: .status(502))))
+        // Begun in an earlier burst, already passed on in part: cut (reset), the row incomplete;
+        // nothing more of the connection goes on (it went on unread before).
         let split = ExchangePlaybook()
         split.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
         #expect(split.server("HTTP/1.1 200 OK\r\n", at: 2).isEmpty)
         #expect(split.server("X@Bad: 1\r\n\r\n", at: 3).map(\.state) == [.incomplete])
-        #expect(split.reader.stop == .malformed("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)."))
+        #expect(split.reader.stop == .refused(ExchangeRefusal(
+            failure: .responseUnreadable("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)."), answer: .reset)))
     }
 
     @Test("a request head that breaks the rules (a NUL or DEL in its target, a NUL in a field value) is refused with a row, its line salvaged and its target's bytes escaped, answered 400 by tv (it was forwarded and answered with no row: a trial)")
@@ -339,7 +342,7 @@ struct ExchangeReaderHTTP1Tests {
         #expect(rows.count == 1)
         #expect(rows.first.map { [$0.method, $0.path, $0.httpVersion, $0.state.rawValue, $0.reason] } == ["GET", "/nul%00byte", "HTTP/1.1", "answered", "Bad Request"])
         #expect(rows.first?.status == 400 && rows.first?.queryRemoved == true && rows.first?.sequence == 1 && rows.first?.requestTime == 5 && rows.first?.endTime == 5)
-        guard case .refused(_, answered: true) = nul.reader.stop else { Issue.record("\(String(describing: nul.reader.stop))"); return }
+        guard case .refused(let refusal)? = nul.reader.stop, refusal.answer == .status(400) else { Issue.record("\(String(describing: nul.reader.stop))"); return }
         // After a request that was read, in a head that came in two bursts.
         let later = ExchangePlaybook(keepsQuery: true)
         later.client("GET /ok HTTP/1.1\r\nHost: a.test\r\n\r\n", at: 1)
@@ -353,7 +356,7 @@ struct ExchangeReaderHTTP1Tests {
         let piped = ExchangePlaybook()
         let both = piped.client("GET /first HTTP/1.1\r\nHost: a.test\r\n\r\nPOST /clte HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", at: 6)
         #expect(both.map { "\($0.path) \($0.state.rawValue)" } == ["/first open", "/clte incomplete", "/first incomplete"], "\(both)")
-        guard case .refused(_, answered: false) = piped.reader.stop else { Issue.record("\(String(describing: piped.reader.stop))"); return }
+        guard case .refused(let pipedRefusal)? = piped.reader.stop, pipedRefusal.answer == .reset else { Issue.record("\(String(describing: piped.reader.stop))"); return }
         // Not a request at all: no row, not HTTP (forwarded as another protocol).
         let other = ExchangePlaybook()
         #expect(other.client("hello\u{0}there\r\n\r\n", at: 1) == [])
@@ -365,7 +368,8 @@ struct ExchangeReaderHTTP1Tests {
         let smuggle = ExchangePlaybook()
         let rows = smuggle.client("POST /clte HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", at: 3)
         #expect(rows.map { [$0.method, $0.authority ?? "", $0.path, $0.state.rawValue] } == [["POST", "x", "/clte", "answered"]])
-        #expect(smuggle.reader.stop == .refused("The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse.", answered: true))
+        #expect(smuggle.reader.stop == .refused(ExchangeRefusal(
+            failure: .requestUnreadable("The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."), answer: .status(400))))
         let lengths = ExchangePlaybook()
         #expect(lengths.client("POST /cl HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 10\r\n\r\n", at: 1).map(\.path) == ["/cl"])
         guard case .refused = lengths.reader.stop else { Issue.record("\(String(describing: lengths.reader.stop))"); return }
@@ -381,7 +385,7 @@ struct ExchangeReaderHTTP1Tests {
         split.client("GET /r HTTP/1.1\r\nHost: x\r\n\r\nGET /later HTTP/1.1\r\nHost: x\r\n\r\n", at: 1)
         #expect(split.server("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", at: 2)
                     .map { "\($0.path) \($0.status ?? 0) \($0.state.rawValue)" } == ["/r 502 answered", "/later 0 incomplete"])
-        #expect(split.reader.stop == .refused("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error.", answered: true))
+        #expect(split.reader.stop == .refused(ExchangeRefusal(failure: .responseUnreadable(HTTP1ResponseSummary.lengthAndCoding), answer: .status(502))))
         // A 304 with both has no body: read as usual.
         let noBody = ExchangePlaybook()
         noBody.client("GET /c HTTP/1.1\r\n\r\n", at: 1)
@@ -399,7 +403,7 @@ struct ExchangeReaderHTTP1Tests {
         #expect(line([0x16, 0x03, 0x01]) == nil)
     }
 
-    @Test("bounded: more requests waiting than the limit stops reading")
+    @Test("bounded: more requests waiting than the limit are refused (reset: earlier ones wait), not passed unread")
     func bounded() {
         let reader = ExchangeReader(.init(flowID: 7, scheme: "http", keepsQuery: false, http2: false, maxOpen: 2))
         var emitted: [ExchangeRecord] = []
@@ -407,7 +411,7 @@ struct ExchangeReaderHTTP1Tests {
             reader.feed($0, .clientToServer, at: 1) { emitted.append($0) }
         }
         #expect(emitted.map(\.state) == [.open, .open, .incomplete, .incomplete])
-        #expect(reader.stop == .malformed("More than 2 requests waited for their responses, more than tv reads at once."))
+        #expect(reader.stop == .refused(ExchangeRefusal(failure: .pipelinedPastLimit(2), answer: .reset)))
     }
 }
 

@@ -267,7 +267,25 @@ struct PlainHTTPMachineTests {
         var chunked = Self.started()
         _ = Self.client(&chunked, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
         let bad = Self.client(&chunked, "zz\r\n", at: 3)
-        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, body: "tv: the client's chunked body is malformed"), linger: false)))
+        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, .chunkedBodyRefused(.client, .sizeNotHex(0x7A))), linger: false)))
+        #expect(String(decoding: ConnectionMachine.errorResponse(400, .chunkedBodyRefused(.client, .sizeNotHex(0x7A))), as: UTF8.self).hasSuffix(
+            "\r\n\r\ntv: the client's chunked body is malformed: A chunk size line starts with byte 0x7a, which is not a hexadecimal digit (RFC 9112 §7.1).\n"))
+        // A chunk size past tv's count is said as tv's limit, not as malformed.
+        var large = Self.started()
+        _ = Self.client(&large, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
+        let limit = Self.client(&large, "10000000000000002\r\nab\r\n0\r\n\r\n", at: 3)
+        #expect(limit.contains(.answerClient(ConnectionMachine.errorResponse(400, .chunkedBodyRefused(.client, .sizeTooLarge)), linger: false)), "\(limit)")
+        #expect(ConnectionFailure.chunkedBodyRefused(.client, .sizeTooLarge).sentence.hasPrefix("the client's chunked body is past a limit of tv's: "))
+        // Valid bodies the trial's client sent go through whole: a 16-digit size with leading
+        // zeros, an 8 KB extension, 70 KB of trailers (the 8 KB one got "400 … malformed").
+        for body in ["0000000000000002\r\nab\r\n0\r\n\r\n", "2;x=" + String(repeating: "e", count: 8_000) + "\r\nab\r\n0\r\n\r\n",
+                     "2\r\nab\r\n0\r\nX-T: " + String(repeating: "v", count: 70_000) + "\r\n\r\n"] {
+            var valid = Self.started()
+            _ = Self.client(&valid, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
+            let out = Self.client(&valid, body, at: 3)
+            #expect(!out.contains { if case .answerClient = $0 { return true } else { return false } }, "\(body.prefix(20))")
+            #expect(out.contains(.forwardToServer(0 ..< body.utf8.count, record: nil)), "\(body.prefix(20)): \(out)")
+        }
         // A head past 64 KiB on a kept-alive connection: 431 (RFC 6585 §5), not 400.
         var long = Self.started()
         let tooLarge = Self.client(&long, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Filler: " + String(repeating: "a", count: 70_000), at: 2)

@@ -405,7 +405,7 @@ struct ExchangeRowsRunTests {
         #expect(log.components(separatedBy: "GET /index.html").count - 1 == 4, "\(log)")
     }
 
-    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise), or a header name that is not a token, is not passed on (one whose first part was is passed on, its flow saying why reading stopped); the client gets tv's 502 saying why, the row reads 502 by tv (relayed as is, it was recorded as 3 bytes, or cut with no status: trials)")
+    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise), or a header name that is not a token, is not passed on; the client gets tv's 502 saying why, the row reads 502 by tv (relayed as is, it was recorded as 3 bytes, or cut with no status: trials); one whose first part went on is cut there, nothing after it passing unread (it went on as it came: the hostile-input trial)")
     func ambiguousResponseIsRefused() throws {
         let server = try PythonServer(#"""
             import sys, time
@@ -432,17 +432,16 @@ struct ExchangeRowsRunTests {
         #expect(r.out.hasPrefix("tv: the server's response was not understood: The response has both Content-Length and Transfer-Encoding") && r.out.hasSuffix("\n502"), "\(r)")
         let name = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(server.port)/badname"])
         #expect(name.out == "tv: the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).\n\n502", "\(name)")
-        // Its first part already passed on: the rest goes on as it came, the row ends
-        // incomplete and the flow says why (it said nothing: a re-check).
+        // Its first part already passed on: cut there (the rest went on as it came before), the
+        // row incomplete, the flow saying why.
         let split = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", " %{http_code}", "http://127.0.0.1:\(server.port)/splitbad"])
-        #expect(split.out == "hello 200", "\(split)")
+        #expect(split.status != 0 && !split.out.contains("hello"), "\(split)")
         _ = try box.waitForNoOpenConnections()
         try tv.stop()
         let rows = (try box.json("requests")["requests"] as? [JSON] ?? [])
         #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/splitbad 0 incomplete", "/badname 502 answered", "/both 502 answered"], "\(rows)")
         let flows = try box.json("flows")["flows"] as? [JSON] ?? []
-        #expect(flows.contains { $0.string("error") == "tv stopped reading this connection's requests, its bytes going on as they came: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)" }, "\(flows)")
-        #expect(flows.contains { $0.string("error") == "the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)." }, "\(flows)")
+        #expect(flows.filter { $0.string("error") == "the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)." }.count == 2, "\(flows)")
     }
 
     @Test("HTTP/2 server push through the reverse front-end (nghttpd pushing two stylesheets with its page, nghttp accepting them): each pushed response is a row of its own beside the page's (they had none: a trial)")

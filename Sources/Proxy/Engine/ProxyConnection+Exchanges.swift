@@ -3,20 +3,26 @@ import FlowTerms
 
 /// The driver's side of `ExchangeReader`: the relay's plaintext bursts (and plain HTTP's, per
 /// flow) go to the reader as they pass; what it reads goes to the flow sink (which only
-/// enqueues). A connection whose stream cannot be read as HTTP stops being read — counted when
-/// it broke the rules after being read as HTTP — and is forwarded as before, but for a head the
-/// other side could read otherwise (`ExchangeReader.Stop.refused`): its burst is held back and
-/// the machine answers or resets (`refusedHead`, `ProxyConnection+Relay`).
+/// enqueues). A connection whose stream is not HTTP stops being read and is forwarded as before;
+/// one whose HTTP/2 broke the rules too, counted; HTTP/1 bytes tv cannot follow
+/// (`ExchangeReader.Stop.refused`) are held back from where they begin and the machine answers,
+/// resets or closes (`readExchanges`, `ProxyConnection+Relay`). While an HTTP/1 request head is
+/// part way, its `HeadDeadline` runs (`relayHeadDeadline`).
 extension ProxyConnection {
-    /// A burst of the relay (inspected TLS or a plain relay).
-    func readExchanges(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
+    /// A burst of the relay (inspected TLS or a plain relay); the refusal when the reader refused
+    /// bytes of it (the relay holds them back, `ProxyConnection+Relay`). While an HTTP/1 request
+    /// head is part way, its `HeadDeadline` runs (`noteRequestHead`).
+    func readExchanges(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) -> ExchangeRefusal? {
         if exchanges == nil {
             // Read once, at the first burst (the facts are a copy).
             let facts = machine.facts
             guard startReadingExchanges(flow: facts.id, scheme: facts.status == .inspected ? "https" : "http", http2: facts.alpn == "h2",
-                                        target: machine.reverseTarget) else { return }
+                                        target: machine.reverseTarget) else { return nil }
         }
-        feedExchanges(chunk, direction, at: micros)
+        guard direction == .clientToServer, let reader = exchanges else { return feedExchanges(chunk, direction, at: micros) }
+        let refusal = feedExchanges(chunk, direction, at: micros)
+        noteRequestHead(reader.requestHeadStartedAt, burstAt: micros)
+        return refusal
     }
 
     /// A burst of plain HTTP's flow `flow` (a new flow ends the previous flow's reading).
@@ -61,8 +67,11 @@ extension ProxyConnection {
         exchangesStopped = true
     }
 
-    func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
-        guard let reader = exchanges else { return }
+    /// Feeds `bytes` to the reader, tells the sink what it read; the refusal when it refused
+    /// bytes of a relay (plain HTTP forwarding reads only what it forwards itself).
+    @discardableResult
+    func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) -> ExchangeRefusal? {
+        guard let reader = exchanges else { return nil }
         let sink = shared.sink
         // A relay that reached tv without a name (transparent or TUN plain HTTP, TLS without
         // SNI) is named by its first request's authority: the machine decides.
@@ -74,17 +83,16 @@ extension ProxyConnection {
             if wantsName, authority == nil { authority = record.authority }
             sink?.exchangeChanged(record)
         }
-        // A head the other side could read otherwise: not forwarded; the machine answers or
-        // resets (a relay only: plain HTTP forwarding reads heads strictly before it forwards).
-        if plain == nil, case let .refused(reason, answered)? = reader.stop {
-            refusedHead = (direction, reason, answered)
-        }
+        // Bytes tv cannot follow: not forwarded from where they begin; the machine answers,
+        // resets or closes.
+        var refusal: ExchangeRefusal?
+        if plain == nil, case .refused(let refused)? = reader.stop { refusal = refused }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // The head is in; its body is still to come: acknowledge now rather than after the
         // delayed-ACK timer (40 ms on Linux), which a client holding a small body under
         // Nagle's algorithm would wait out. One setsockopt per such request.
         if direction == .clientToServer, reader.takeRequestBodyWait() { _ = tv_set_quickack(client.fd, 1) }
-        guard let stop = reader.stop else { return }
+        guard let stop = reader.stop else { return nil }
         switch stop {
         case .malformed(let reason):
             loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
@@ -98,7 +106,27 @@ extension ProxyConnection {
         if plain == nil {
             exchanges = nil
             exchangesStopped = true
+            relayHeadDeadline.headCompleted()
         }
+        return refusal
+    }
+
+    /// Starts the relay's head clock at a request head's first byte (`startedAt`, the reader's
+    /// time of the client burst that began it; nil: no head part way) and stops it once the head
+    /// is whole or reading stopped; arms the timer when it starts. One look at the reader per
+    /// client burst (callgrind, debug build, 1,300 keep-alive requests: the reading as a whole
+    /// took fewer instructions than before this change).
+    private func noteRequestHead(_ startedAt: Int64?, burstAt micros: Int64) {
+        guard let startedAt else {
+            if relayHeadDeadline.deadline != nil { relayHeadDeadline.headCompleted() }
+            return
+        }
+        // A head begun in an earlier burst keeps its clock; one begun in this burst (after
+        // another ended in it, too) starts it now.
+        if relayHeadDeadline.deadline != nil && startedAt != micros { return }
+        relayHeadDeadline.headCompleted()
+        relayHeadDeadline.headBegan(at: loop.now)
+        rearm()
     }
 
     /// After a pass: tv holds nothing more for the client, so what completed is in its socket.

@@ -154,12 +154,11 @@ extension ProxyConnection {
             if case .eof = after { source.readClosed = true }
             switch result {
             case .bytes(let n):
-                moved(n, direction)
-                // A head the other side could read otherwise: not forwarded; the machine
-                // answers 400 or 502 and closes (`ExchangeReader.Stop.refused`).
-                if let (way, reason, answered) = refusedHead {
-                    refusedHead = nil
-                    feed(way == .clientToServer ? .requestRefused(reason, answered: answered) : .responseRefused(reason))
+                // Bytes tv cannot follow: what came before them goes on, they do not; the
+                // machine answers 400 or 502, resets or closes (`ExchangeReader.Stop.refused`).
+                if let refusal = moved(n, direction) {
+                    passOn(UnsafeRawBufferPointer(rebasing: buffer[0..<min(refusal.passing, n)]), to: sink)
+                    feed(.exchangeRefused(refusal))
                     return false
                 }
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
@@ -262,6 +261,15 @@ extension ProxyConnection {
         }
     }
 
+    /// The part of a refused burst that goes on (`ExchangeRefusal.passing`): written, its rest
+    /// stashed on a short write, so the machine's answer and close come after it. A failed write
+    /// is the close's to find.
+    private func passOn(_ bytes: UnsafeRawBufferPointer, to sink: Leg) {
+        guard !bytes.isEmpty else { return }
+        if sink.hasPending { return sink.stash(bytes) }
+        if case .wrote(let w) = sink.write(bytes), w < bytes.count { sink.stash(UnsafeRawBufferPointer(rebasing: bytes[w...])) }
+    }
+
     /// Writes `chunk` to `sink` in two sends, split at `split` (an HTTP/2 early answer's
     /// RST_STREAM, `ExchangeReader.takeResponseSplit`: found while request rows are read, the
     /// default): the first part's records are sent before the second is written. A short or
@@ -284,9 +292,10 @@ extension ProxyConnection {
     }
 
     /// A burst of `n` bytes at the front of the buffer: the machine's totals (and what it asks
-    /// in return), the loop's counters, the recording.
+    /// in return), the loop's counters, the exchange rows, the recording; what the rows' reader
+    /// refused of it, if anything (not to be forwarded from `ExchangeRefusal.passing` on).
     @inline(__always)
-    private func moved(_ n: Int, _ direction: Direction) {
+    private func moved(_ n: Int, _ direction: Direction) -> ExchangeRefusal? {
         lastActivity = loop.now
         if !buffersMayBeHeld { noteTLSActivity() }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
@@ -297,10 +306,12 @@ extension ProxyConnection {
         // The exchange's times read the clock itself: the loop's is read once per turn, and a
         // fast local server's response often comes back within the turn that sent the request,
         // which made a request last 0 µs (found by the walkthrough). One vDSO call per burst.
-        if machine.relay.recordsContent, !exchangesStopped { readExchanges(chunk, direction, at: EngineClock.wallMicros()) }
+        var refusal: ExchangeRefusal?
+        if machine.relay.recordsContent, !exchangesStopped { refusal = readExchanges(chunk, direction, at: EngineClock.wallMicros()) }
         if machine.relay.recordsContent, let recorder = shared.recorder, recorder.isRecording {
             record(chunk, direction, offsetMicros: now - machine.facts.startMicros, to: recorder)
         }
+        return refusal
     }
 
     /// Hands a relay chunk to the flow's own recorder, asked for at the first chunk, else to the

@@ -74,9 +74,10 @@ final class ProxyConnection: LoopHandler {
     /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
     var exchanges: ExchangeReader?
     var exchangesStopped = false
-    /// The relay's reader refused a head in the burst just read, and which way it went
-    /// (`ExchangeReader.Stop.refused`): the burst is not forwarded (`ProxyConnection+Relay`).
-    var refusedHead: (direction: Direction, reason: String, answered: Bool)?
+    /// When the HTTP/1 request head part way on the relay must be whole (`noteRequestHead`;
+    /// nil deadline: none part way). 24 bytes a connection, as many as the refused-head tuple it
+    /// replaced.
+    var relayHeadDeadline: HeadDeadline
     /// The side whose end the relay read first, taken when the legs close (the server leg is
     /// released then): how the decrypted capture's stream closes (`StreamEnd`).
     private var firstClosed: Direction = .clientToServer
@@ -116,6 +117,7 @@ final class ProxyConnection: LoopHandler {
             proxyCredentials: configuration.proxyCredentials)
         settings.flowAlreadyOpened = flowAnnounced
         machine = ConnectionMachine(settings: settings, facts: facts, recall: shared.recall)
+        relayHeadDeadline = HeadDeadline(limitMillis: settings.headTimeoutMillis)
         lastActivity = loop.now
         idleNanos = UInt64(max(1, configuration.idleTimeout) * 1e9)
     }
@@ -284,6 +286,11 @@ final class ProxyConnection: LoopHandler {
             guard !released else { return }
         }
         // The relay's timers (only the relay arms them; the machine ignores `.idle` elsewhere).
+        if relayHeadDeadline.passed(at: now) {
+            relayHeadDeadline.headCompleted()
+            feed(.requestHeadLate(answerable: exchanges?.requestHeadAnswerable ?? false))
+            guard !released else { return }
+        }
         if now >= lastActivity &+ idleNanos {
             feed(.idle(atMicros: loop.wallNow, waiting: idleWait))
             guard !released else { return }
@@ -355,6 +362,7 @@ final class ProxyConnection: LoopHandler {
                 let told = lastActivity &+ FlowProgressReport.intervalNanos
                 if told < next { next = told }
             }
+            if let head = relayHeadDeadline.deadline, head < next { next = head }
         }
         guard next != 0, armedAt == 0 || next < armedAt else { return }
         armedAt = next

@@ -1,8 +1,10 @@
 import Wire
 
-/// Reads an HTTP/1 response head as the bytes pass by (with `HTTP1HeadParser`, lenient: the
-/// proxy relays responses as sent), for what the plain-HTTP forwarder needs from it: the status,
-/// how the body is delimited (RFC 9112 §6.3) and whether the server closes afterwards (§9.3).
+/// Reads an HTTP/1 response head as the bytes pass by (with `HTTP1HeadParser`, strict: the proxy
+/// relays responses as sent, so an obs-fold it cannot unfold in them is refused with 502, RFC
+/// 9112 §5.2, as on the relay; unfolded, a trial's `X-Fold` reached the client folded), for what
+/// the plain-HTTP forwarder needs from it: the status, how the body is delimited (RFC 9112 §6.3)
+/// and whether the server closes afterwards (§9.3).
 struct HTTPResponseHeadScanner {
     struct Head: Equatable {
         var status: Int
@@ -18,7 +20,7 @@ struct HTTPResponseHeadScanner {
         case malformed(String)
     }
 
-    private var parser = HTTP1HeadParser(.response, leniency: .lenient)
+    private var parser = HTTP1HeadParser(.response, leniency: .strict)
     /// Bytes fed to `parser` before the last input.
     private var fed = 0
 
@@ -40,7 +42,7 @@ struct HTTPResponseHeadScanner {
         case let .tooLong(limit, inStartLine):
             return .malformed(HTTP1HeadParser.tooLongSentence(.response, limit, inStartLine: inStartLine))
         case .head(let head):
-            parser = HTTP1HeadParser(.response, leniency: .lenient)
+            parser = HTTP1HeadParser(.response, leniency: .strict)
             fed = 0
             switch head.bodyFraming(leniency: .lenient, answering: requestMethod) {
             case .failure(let error):

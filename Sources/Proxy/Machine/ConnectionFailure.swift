@@ -164,14 +164,21 @@ public enum ConnectionFailure: Equatable, Sendable {
     case internalError(String)
     /// Plain HTTP forwarding: a request that is not absolute-form http://.
     case notAbsoluteHTTP(method: String, target: String)
-    /// A side's chunked body broke RFC 9112 §7.1.
-    case chunkedBodyMalformed(Side)
+    /// A side's chunked body could not be read on (`problem`: malformed, or valid but past a
+    /// bound of tv's, `ChunkedBodyProblem.isLimit`): tv refused it, on the relay and on the plain
+    /// path alike (400 for the client's, 502 in the place of a response not yet begun, else the
+    /// connection cut), rather than forward bytes it could not delimit.
+    case chunkedBodyRefused(Side, ChunkedBodyProblem)
+    /// More HTTP/1 requests waited for their responses on the relay than tv follows at once
+    /// (`ExchangeReader.Settings.maxOpen`): tv closed the connection rather than pass requests it
+    /// would not record.
+    case pipelinedPastLimit(Int)
     /// The server's response head could not be read (the scanner's sentence).
     case responseUnreadable(String)
     /// The server closed before its response was complete.
     case responseIncomplete
-    /// Plain HTTP forwarding: the server sent bytes when no response was awaited (`bytes`, at
-    /// least): dropped, and the connection to it closed.
+    /// The server sent bytes when no response was awaited (`bytes`, at least): dropped, and the
+    /// connection to it closed (plain HTTP forwarding's client keeps its own; a relay's ends).
     case responseUnasked(bytes: Int)
     /// `reverse:https://…`: the client spoke HTTP/2 in clear (prior knowledge), and the server's
     /// TLS chose no HTTP/2 (`chosen`: the protocol ALPN chose, nil for none); tv relays bytes and
@@ -188,9 +195,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// the connection went on without it. A note on the flow, whose name then came from elsewhere
     /// (it read "announced none" of a connection that announced an unusable one: a trial).
     case unusableServerName(String)
-    /// Reading a relay's requests stopped at bytes that broke HTTP's rules (`reason`, the
-    /// reader's sentence with its RFC section) after part of them had gone on: the connection
+    /// Reading a relay's HTTP/2 exchanges stopped at bytes that broke the rules (`reason`, the
+    /// reader's sentence with its RFC section), the client's or the server's: the connection
     /// went on untouched; a note on the flow (a trial's row read "incomplete" with no why).
+    /// HTTP/1 bytes tv cannot follow are refused instead (`ExchangeRefusal`).
     case exchangeReadingStopped(String)
 
     /// Which of the three client-leg kinds the counters and the flow name this is
@@ -317,7 +325,9 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .portUnreachable:
             return "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)"
         case .exchangeReadingStopped(let reason):
-            return "tv stopped reading this connection's requests, its bytes going on as they came: " + (reason.hasSuffix(".") ? String(reason.dropLast()) : reason)
+            // "exchanges": the reason may be the server's (it said "requests" of a response's
+            // framing: the hostile-input trial).
+            return "tv stopped reading this connection's exchanges, its bytes going on as they came: " + (reason.hasSuffix(".") ? String(reason.dropLast()) : reason)
         case .serverAnsweredNotTLS:
             return "the server answered the client's TLS ClientHello with bytes that are not TLS: it does not speak TLS on that port (tv passed both sides through untouched)"
         case .unusableServerName(let problem):
@@ -354,7 +364,10 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .internalError(let what): return "internal error: \(what)"
         case let .notAbsoluteHTTP(method, target):
             return "tv forwards absolute-form http:// requests on this connection, not '\(method) \(HTTPRequestTarget.quoted(target))'"
-        case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
+        case let .chunkedBodyRefused(side, problem):
+            return "the \(side.word)'s chunked body " + (problem.isLimit ? "is past a limit of tv's: " : "is malformed: ") + problem.sentence
+        case .pipelinedPastLimit(let limit):
+            return "more than \(limit) requests waited for their responses on this connection, more than tv follows at once, so tv closed it"
         case .responseUnreadable(let reason): return "the server's response was not understood: \(reason)"
         case .responseIncomplete: return "the server closed the connection before its response was complete"
         case .responseUnasked(let bytes):

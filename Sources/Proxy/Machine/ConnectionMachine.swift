@@ -173,30 +173,35 @@ struct ConnectionMachine {
         case .clientRequestBytes(let bytes):
             guard phase == .answering else { return [] }
             return answeringBytes(bytes)
-        case let .requestRefused(reason, answered):
+        case .exchangeRefused(let refusal):
             guard phase == .relaying else { return [] }
-            // tv's 400, what a server must answer (RFC 9112 §6.3, RFC 9110 §5.5), then the
-            // close; the server got nothing of the request, and the flow says why. Behind a
-            // request still waiting for its response, a 400 would be taken for that response:
-            // a reset instead.
-            let failure = ConnectionFailure.requestUnreadable(reason)
+            // The plain path's answers: tv's 400 to a request (RFC 9112 §6.3, RFC 9110 §5.5) or
+            // 502 in a response's place, then the close; a reset where no answer fits; a close
+            // after the responses asked for. Nothing of the refused bytes went on, and the flow
+            // says why.
+            phase = .closed
+            relayEndedBy = refusal.failure
+            facts.error = refusal.failure.sentence
+            switch refusal.answer {
+            case .status(let status): return [.sendClient(Self.errorResponse(status, refusal.failure)), .deliverThenClose(to: .client, reset: false)]
+            case .reset: return [.close(reset: true)]
+            case .close: return [.deliverThenClose(to: .client, reset: false)]
+            }
+        case .requestHeadLate(let answerable):
+            guard phase == .relaying else { return [] }
+            // As the plain path and reverse mode's first head: 408 and the close, counted; no
+            // 408 where an earlier request waits for its response (it would be read as that one's).
+            let failure = ConnectionFailure.headTimeout(limitMillis: settings.headTimeoutMillis)
             phase = .closed
             relayEndedBy = failure
             facts.error = failure.sentence
-            guard answered else { return [.close(reset: true)] }
-            return [.sendClient(Self.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)]
+            guard HeadDeadline.ending(responseUnderWay: !answerable) == .requestTimeout else { return [.countHeadTimeout, .close(reset: false)] }
+            return [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: settings.headTimeoutMillis)),
+                    .deliverThenClose(to: .client, reset: false)]
         case .exchangeReadingStopped(let reason):
             guard facts.error == nil else { return [] }
             facts.error = ConnectionFailure.exchangeReadingStopped(reason).sentence
             return [.updateFlow]
-        case .responseRefused(let reason):
-            guard phase == .relaying else { return [] }
-            // The plain path's answer to such a head: tv's 502 in the response's place.
-            let failure = ConnectionFailure.responseUnreadable(reason)
-            phase = .closed
-            relayEndedBy = failure
-            facts.error = failure.sentence
-            return [.sendClient(Self.errorResponse(502, failure)), .deliverThenClose(to: .client, reset: false)]
         case .failed(let failure):
             guard phase != .closed else { return [] }
             return fail(failure, reset: false)

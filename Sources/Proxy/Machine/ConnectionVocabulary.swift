@@ -157,17 +157,18 @@ extension ConnectionMachine {
         /// Answering an upstream failure (`.readClientRequest`): plaintext the client sent over
         /// tv's leg (all of it, as it comes), until the machine knows whether it speaks HTTP.
         case clientRequestBytes(UnsafeRawBufferPointer)
-        /// The relay's request rows refused a client's HTTP/1 request head servers could read
-        /// otherwise (`ExchangeReader.Stop.refused`, the reader's sentence); the burst holding
-        /// it was not forwarded. `answered`: no earlier request waits for its response, so tv's
-        /// 400 answers this one; otherwise the connection is reset.
-        case requestRefused(String, answered: Bool)
-        /// The same for a server's HTTP/1 response head the client could read otherwise
-        /// (Content-Length beside Transfer-Encoding): not forwarded; tv answers 502.
-        case responseRefused(String)
-        /// Reading the relay's exchanges stopped at bytes that broke HTTP's rules after some had
-        /// been passed on (`ExchangeReader.Stop.malformed`, the reader's sentence): the bytes go
-        /// on as they come; the flow says why its open row ends incomplete.
+        /// The relay's exchange rows refused HTTP/1 bytes tv cannot follow (`ExchangeReader.Stop
+        /// .refused`): the burst holding them was not forwarded from `ExchangeRefusal.passing`
+        /// on; tv answers as `answer` says (400 or 502, a reset, a close) and the relay ends.
+        case exchangeRefused(ExchangeRefusal)
+        /// An HTTP/1 request head on the relay was not whole within the head timeout of its first
+        /// byte (the driver's `HeadDeadline`, as on the plain path and for reverse mode's first
+        /// head); `answerable`: no earlier request waits for its response and none is part way
+        /// (`ExchangeReader.requestHeadAnswerable`), so tv's 408 is read as this head's answer.
+        case requestHeadLate(answerable: Bool)
+        /// Reading the relay's HTTP/2 exchanges stopped at bytes that broke its rules
+        /// (`ExchangeReader.Stop.malformed`, the reader's sentence): the bytes go on as they
+        /// come; the flow says why its open rows end incomplete.
         case exchangeReadingStopped(String)
         /// The driver could not do what a command asked (no TLS session, no CA…).
         case failed(ConnectionFailure)

@@ -10,10 +10,11 @@ import Wire
 /// when the body streams past that burst, and every 2 s or more while its bytes move).
 ///
 /// Bounded per connection: heads up to 64 KiB, header blocks up to 256 KiB, at most
-/// `Settings.maxOpen` exchanges waiting at once. The first thing that cannot be read (a broken
-/// head or framing, an HPACK error, too many exchanges open) stops reading for the connection —
-/// what is open becomes `.incomplete`, `stop` says why — and touches forwarding only for a
-/// client's request head servers could read otherwise (`Stop.refused`).
+/// `Settings.maxOpen` exchanges waiting at once. HTTP/1 bytes tv cannot follow are refused
+/// (`Stop.refused`, `ExchangeRefusal`: not forwarded, answered where an answer fits, the
+/// connection closed), so no request passes without its row; HTTP/2 that breaks the rules
+/// stops the reading (`Stop.malformed`) and its bytes go on. Either way what is open becomes
+/// `.incomplete` and `stop` says why.
 final class ExchangeReader {
     /// What the reader knows of the connection.
     struct Settings: Equatable {
@@ -48,22 +49,21 @@ final class ExchangeReader {
         case notHTTP
         /// An upgrade (101) or CONNECT turned the connection into a tunnel of something else.
         case tunnel
-        /// The stream broke the rules after it had been read as HTTP (one sentence, RFC section).
+        /// HTTP/2 broke the rules after it had been read as HTTP (one sentence, RFC section): the
+        /// reading stops, the bytes go on (`ConnectionMachine.Event.exchangeReadingStopped`).
         case malformed(String)
-        /// A client's HTTP/1 request head that servers could read otherwise than tv: one that
-        /// breaks the rules (a NUL in its target or a field value, a space before a colon,
-        /// Content-Length values that disagree) or whose framing a strict reading refuses
-        /// (Content-Length beside Transfer-Encoding: the request-smuggling risk RFC 9112 §6.1
-        /// and §6.3 describe). The driver must not forward it (`ConnectionMachine.Event
-        /// .requestRefused`). `answered`: no earlier request on the connection waits for its
-        /// response, so tv answers this one with 400 (its row reads so, `.answered`); otherwise
-        /// a 400 would be read as an earlier request's response (a re-check's pipelined GET took
-        /// it), so the connection is reset and the rows end incomplete. Forwarded unread, such
-        /// requests reached the server while the rows said something else or nothing (a trial:
-        /// one POST through a tunnel recorded as a POST and a GET). From the server: a response
-        /// with Content-Length beside Transfer-Encoding, which the client may read otherwise
-        /// (RFC 9112 §6.3); tv answers 502 in its place, always `answered` (`.responseRefused`).
-        case refused(String, answered: Bool)
+        /// HTTP/1 bytes tv cannot follow, from a client or a server: a head another party could
+        /// read otherwise (one that breaks the rules, obs-fold, Content-Length beside
+        /// Transfer-Encoding, the request-smuggling and response-splitting risks of RFC 9112
+        /// §6.1, §6.3), a chunked body whose end cannot be found, bytes no request asked for,
+        /// more requests waiting than `Settings.maxOpen`. The driver holds the burst back from
+        /// `ExchangeRefusal.passing` on and the machine answers or closes
+        /// (`ConnectionMachine.Event.exchangeRefused`). Forwarded unread, such requests reached
+        /// the server while the rows said something else or nothing (trials: one POST through a
+        /// tunnel recorded as a POST and a GET; a `GET /hidden-…` after a valid 16-digit chunk
+        /// size served by nginx with no row).
+        /// (Boxed: the reader of every read connection holds its `stop`.)
+        indirect case refused(ExchangeRefusal)
         /// The connection ended.
         case ended
     }
@@ -124,6 +124,25 @@ final class ExchangeReader {
     /// upload that streams for minutes shows its sizes growing in `tv requests` (its row kept
     /// the sizes of its head until it ended: a trial). Nil until the first burst.
     private var progress: FlowProgressReport?
+
+    /// An HTTP/1 request head is part way: its first byte came and its empty line did not (the
+    /// driver's `HeadDeadline` runs meanwhile, as on the plain path; a slowloris client trickling
+    /// one header line a second inside inspected TLS was never closed: a trial). False over
+    /// HTTP/2 and once reading stopped.
+    var readsRequestHead: Bool { requestHeadStartedAt != nil }
+
+    /// When the HTTP/1 request head part way began (the µs its first burst was fed at); nil when
+    /// none is (`readsRequestHead`).
+    var requestHeadStartedAt: Int64? {
+        // Reading stopped, the HTTP/1 half is gone (`halt`): no look at `stop` needed.
+        http1?.requestHeadStartedAt
+    }
+
+    /// No earlier request waits for its response and none is part way: tv's answer to the head
+    /// being read (a 408) would be read as its own.
+    var requestHeadAnswerable: Bool {
+        http1?.isIdleButForHead ?? false
+    }
 
     /// Whether an HTTP/1 request head ended in what was fed since the last call with its body
     /// still to come (`HTTP1ExchangeReading.takeBodyWait`): the driver acknowledges the head at

@@ -3,9 +3,11 @@ import Wire
 
 /// The HTTP/1 half of `ExchangeReader`: request heads from the client, response heads from the
 /// server (read by `Wire`'s lean `HTTP1HeadScanner`: only what the row keeps becomes a string),
-/// each body walked to its end by its framing (RFC 9112 §6.3) without being copied.
-/// Pipelined requests wait in order for their responses; interim 1xx responses (100 Continue,
-/// 103) are skipped; a 101 or a 2xx to CONNECT ends reading (what follows is not HTTP).
+/// each body walked to its end by its framing (RFC 9112 §6.3; `HTTPBodyScanner`, the plain path's
+/// rule too) without being copied. Pipelined requests wait in order for their responses; interim
+/// 1xx responses (100 Continue, 103) are skipped; a 101 or a 2xx to CONNECT ends reading (what
+/// follows is not HTTP). Bytes it cannot follow are refused (`ExchangeRefusal`): nothing of the
+/// connection passes unread after them.
 final class HTTP1ExchangeReading {
     /// One exchange whose request or response has not ended yet.
     private struct Pending {
@@ -24,12 +26,10 @@ final class HTTP1ExchangeReading {
     private var requestBody: HTTPBodyScanner?
     private var responseHead: HTTP1HeadScanner?
     private var responseBody: HTTPBodyScanner?
-    /// Server bytes that came when no request waited: the client takes them for its next
-    /// request's response (HTTP/1 answers in order), so they are read as that one's once it
-    /// comes. Reading stopped at them before, and a hostile server's one extra response hid
-    /// every later request of the connection from the rows (a trial). At most `earlyLimit`.
-    private var early: [UInt8] = []
-    static let earlyLimit = 65_536
+    /// Where the response being read began in the server's burst being read (nil: in an earlier
+    /// burst, so part of it reached the client): a response refused before any of it went on is
+    /// answered by tv's 502 in its place; one part way is cut.
+    private var responseStart: Int?
 
     /// - Parameter sequence: the exchanges a previous reader of the connection already read.
     init(_ settings: ExchangeReader.Settings, sequence: Int = 0) {
@@ -59,14 +59,27 @@ final class HTTP1ExchangeReading {
 
     /// No exchange is open and no head or body is half read: nothing would be lost with the reader.
     var isBetweenExchanges: Bool {
-        pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil && early.isEmpty
+        pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil
+    }
+
+    /// When the request head part way began (`ExchangeReader.requestHeadStartedAt`; a pattern:
+    /// `!= nil` would compare).
+    var requestHeadStartedAt: Int64? {
+        if case .some = requestHead { return startedAt }
+        return nil
+    }
+
+    /// No exchange is open and no response is part way: an answer of tv's now is the head's
+    /// being read (`ExchangeReader.requestHeadAnswerable`).
+    var isIdleButForHead: Bool {
+        pending.isEmpty && !readingResponseHead && !readingResponseBody
     }
 
     /// The oldest open exchange's request is whole and no byte of a response has come for it
-    /// (no head part way, no early bytes): `ExchangeReader.awaitsResponse`.
+    /// (no head part way): `ExchangeReader.awaitsResponse`.
     var awaitsResponse: Bool {
         guard let first = pending.first else { return false }
-        return first.requestDone && !first.responseDone && responseHead == nil && responseBody == nil && early.isEmpty
+        return first.requestDone && !first.responseDone && responseHead == nil && responseBody == nil
     }
 
     /// Every exchange read and not yet told ended, as it stands (sizes so far).
@@ -93,7 +106,7 @@ final class HTTP1ExchangeReading {
                 let last = pending.count - 1
                 pending[last].record.requestWireBytes += Int64(wire)
                 pending[last].record.requestBodyBytes += Int64(content)
-                if let failure = body.failure { return .malformed(failure) }
+                if let problem = body.failure { return refuseRequestBody(problem, at: now, emit: emit) }
                 if body.isDone {
                     requestBody = nil
                     if waitedFor { bodyEndedAfterWait = true }
@@ -108,7 +121,7 @@ final class HTTP1ExchangeReading {
             }
             if requestHead == nil {
                 guard pending.count < settings.maxOpen else {
-                    return .malformed("More than \(settings.maxOpen) requests waited for their responses, more than tv reads at once.")
+                    return .refused(ExchangeRefusal(failure: .pipelinedPastLimit(settings.maxOpen), answer: .reset))
                 }
                 requestHead = HTTP1HeadScanner(.request)
                 startedAt = now
@@ -120,32 +133,24 @@ final class HTTP1ExchangeReading {
             case .needMoreData:
                 return nil
             case .malformed(let reason):
-                // A request that broke the rules has a row and is not forwarded (`.refused`);
-                // bytes that never looked like a request are another protocol.
+                // A request that broke the rules is not forwarded (`.refused`), with a row when
+                // its line can be salvaged; bytes that never looked like a request are another
+                // protocol.
                 let line = gathered.isEmpty ? MalformedRequestLine(rest)
                     : (gathered + rest.prefix(MalformedRequestLine.maxLine)).withUnsafeBytes { MalformedRequestLine($0) }
-                guard let line else { return sequence == 0 ? .notHTTP : .malformed(reason) }
-                let answered = pending.isEmpty
-                refuse(line, host: nil, answered: answered, at: now, emit: emit)
-                return .refused(reason, answered: answered)
+                if line == nil, sequence == 0 { return .notHTTP }
+                return refuseRequestHead(line, host: nil, reason: reason, at: now, emit: emit)
             case .request(let head):
                 requestHead = nil
                 // Framing a strict server reads otherwise: the same (`.refused`).
                 if let refusal = head.framingRefusal {
                     let version = head.version == .http11 ? "HTTP/1.1" : head.version.description
-                    let answered = pending.isEmpty
-                    refuse(MalformedRequestLine(method: head.method, target: head.target, version: version), host: head.host,
-                           answered: answered, at: now, emit: emit)
-                    return .refused(refusal, answered: answered)
+                    return refuseRequestHead(MalformedRequestLine(method: head.method, target: head.target, version: version),
+                                             host: head.host, reason: refusal, at: now, emit: emit)
                 }
                 start(head, at: now, emit: emit)
-                if !early.isEmpty {
-                    let held = early
-                    early = []
-                    if let stop = held.withUnsafeBytes({ server($0, at: now, emit: emit) }) { return stop }
-                }
             case .response:
-                return .malformed("A status line where a request line belongs (RFC 9112 §3).")
+                return refuseRequestHead(nil, host: nil, reason: "A status line where a request line belongs (RFC 9112 §3).", at: now, emit: emit)
             }
         }
         return nil
@@ -163,7 +168,7 @@ final class HTTP1ExchangeReading {
             scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme, authority: target.authority ?? head.host ?? settings.target?.authority,
             path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: head.method == "CONNECT")
         // Content-Length: 0 is no body either.
-        let body = HTTPBodyScanner(head.framing, leniency: .lenient)
+        let body = HTTPBodyScanner(head.framing)
         // No body (or Content-Length: 0): the request ends with its head.
         if body.isDone { record.requestEndTime = now }
         pending.append(Pending(record: record, requestDone: body.isDone))
@@ -175,19 +180,42 @@ final class HTTP1ExchangeReading {
     }
 
     /// A request head that is not forwarded (`ExchangeReader.Stop.refused`): its line (and Host,
-    /// when it could be read) as a row that ends at once: tv's 400 when `answered`, else
-    /// `.incomplete` (the connection is reset).
-    private func refuse(_ line: MalformedRequestLine, host: String?, answered: Bool, at now: Int64, emit: (ExchangeRecord) -> Void) {
-        sequence += 1
-        let target = ExchangeTarget(line.target, keepsQuery: settings.keepsQuery)
-        var record = ExchangeRecord(
-            flowID: settings.flowID, sequence: sequence, httpVersion: line.version, method: line.method,
-            scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme,
-            authority: target.authority ?? host ?? settings.target?.authority,
-            path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: line.method == "CONNECT")
-        record.endTime = now
-        if answered { Self.answeredByTV(&record, status: 400, at: now) } else { record.state = .incomplete }
+    /// when it could be read), if salvaged, as a row that ends at once: tv's 400 when no earlier
+    /// request waits for its response, else `.incomplete` and the connection reset (a 400 would
+    /// be read as that earlier request's: a re-check's pipelined GET took it).
+    private func refuseRequestHead(_ line: MalformedRequestLine?, host: String?, reason: String, at now: Int64,
+                                   emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop {
+        let answered = pending.isEmpty
+        if let line {
+            sequence += 1
+            let target = ExchangeTarget(line.target, keepsQuery: settings.keepsQuery)
+            var record = ExchangeRecord(
+                flowID: settings.flowID, sequence: sequence, httpVersion: line.version, method: line.method,
+                scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme,
+                authority: target.authority ?? host ?? settings.target?.authority,
+                path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: line.method == "CONNECT")
+            record.endTime = now
+            if answered { Self.answeredByTV(&record, status: 400, at: now) } else { record.state = .incomplete }
+            emit(record)
+        }
+        return .refused(ExchangeRefusal(failure: .requestUnreadable(reason), answer: answered ? .status(400) : .reset))
+    }
+
+    /// The body of the last request broke its chunked framing or went past tv's bound: not
+    /// forwarded; tv's 400 when the request is the only one open and no byte of its response
+    /// came (its row reads so), else the connection is reset. Forwarded, the bytes after it
+    /// reached the server unread (a trial's `10000000000000002`, which a 64-bit server reads as 2).
+    private func refuseRequestBody(_ problem: ChunkedBodyProblem, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop {
+        let failure = ConnectionFailure.chunkedBodyRefused(.client, problem)
+        guard pending.count == 1, pending[0].record.responseTime == nil, !pending[0].responseDone,
+              !readingResponseHead, !readingResponseBody else {
+            return .refused(ExchangeRefusal(failure: failure, answer: .reset))
+        }
+        var record = pending.removeLast().record
+        requestBody = nil
+        Self.answeredByTV(&record, status: 400, at: now)
         emit(record)
+        return .refused(ExchangeRefusal(failure: failure, answer: .status(400)))
     }
 
     /// `record` as answered by tv itself with `status` at `now` (`ExchangeState.answered`).
@@ -208,6 +236,7 @@ final class HTTP1ExchangeReading {
     /// whole small response, head and body in one burst, is told once, as before.
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         headAwaitingBody = false
+        responseStart = nil
         let stop = readServer(bytes, at: now, emit: emit)
         if stop == nil, headAwaitingBody, readingResponseBody, let open = pending.first(where: { !$0.responseDone }) { emit(open.record) }
         return stop
@@ -219,18 +248,22 @@ final class HTTP1ExchangeReading {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             guard let index = pending.firstIndex(where: { !$0.responseDone }) else {
                 if sequence == 0 { return .notHTTP }
-                guard early.count + rest.count <= Self.earlyLimit else {
-                    return .malformed("The server sent more than \(Self.earlyLimit) bytes that answer no request (RFC 9112 §9.3).")
-                }
-                early += rest
-                return nil
+                // Empty lines between responses are let go, as a client skips them (RFC 9112
+                // §2.2); anything else answers no request. The client would take it for its next
+                // request's response (response queue poisoning): the responses asked for go on,
+                // these bytes do not, and the connection closes, as the plain path drops them and
+                // closes its server leg. Read as the next request's, a trial's smuggled
+                // `X-Smuggled: yes` response reached the client as its `GET /ok`'s and the row
+                // said so, its response before its request.
+                if rest.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return nil }
+                return .refused(ExchangeRefusal(failure: .responseUnasked(bytes: rest.count), answer: .close, passing: offset))
             }
             if case var body? = responseBody {
                 let (wire, content) = body.consumeCounting(rest)
                 offset += wire
                 pending[index].record.responseWireBytes! += Int64(wire)
                 pending[index].record.responseBodyBytes! += Int64(content)
-                if let failure = body.failure { return .malformed(failure) }
+                if let problem = body.failure { return refuseResponse(index, .chunkedBodyRefused(.server, problem), at: now, emit: emit) }
                 if body.isDone {
                     responseBody = nil
                     pending[index].responseDone = true
@@ -241,15 +274,13 @@ final class HTTP1ExchangeReading {
                 }
                 continue
             }
-            // Nothing of the head was passed on yet: it begins this burst, and nothing before it
-            // in the burst (the relay drops a refused burst whole): the scanner is made here, at
-            // the burst's first byte.
-            var headBeginsBurst = false
             if responseHead == nil {
                 responseHead = HTTP1HeadScanner(.response, answering: pending[index].record.method)
                 responseStartedAt = now
                 if pending[index].record.responseTime == nil { pending[index].record.responseTime = now }
-                headBeginsBurst = offset == 0
+                // Where this head begins (after an interim response or the end of an earlier
+                // response in the same burst, which go on).
+                responseStart = offset
             }
             let (result, consumed) = responseHead!.consumeHead(rest)
             offset += consumed
@@ -257,32 +288,42 @@ final class HTTP1ExchangeReading {
             case .needMoreData:
                 return nil
             case .malformed(let reason):
-                // A head tv cannot read (a header name that is not a token, a bare CR, a status
-                // line that is none) is not passed on: the client gets tv's 502 with the reason,
-                // as the plain path answers and nginx does for "upstream sent invalid header".
-                // Passed on, its row read "cut" with no status while the client got a response
-                // (a trial). Part of it already passed on, reading stops and the bytes go on.
-                guard headBeginsBurst else { return .malformed(reason) }
-                var answered = pending.remove(at: index).record
-                Self.answeredByTV(&answered, status: 502, at: now)
-                emit(answered)
-                return .refused(reason, answered: true)
+                // A head tv cannot read (a header name that is not a token, a bare CR, obs-fold,
+                // a status line that is none) is not passed on: the client gets tv's 502 with the
+                // reason, as the plain path answers and nginx does for "upstream sent invalid
+                // header". Passed on, its row read "cut" with no status while the client got a
+                // response (a trial).
+                return refuseResponse(index, .responseUnreadable(reason), at: now, emit: emit)
             case .response(let head):
                 responseHead = nil
-                // Framing the client may read otherwise: not forwarded; tv's 502 answers the
-                // request it was for (`.refused`), the later ones end with the reading.
-                if let refusal = head.framingRefusal {
-                    var answered = pending.remove(at: index).record
-                    Self.answeredByTV(&answered, status: 502, at: now)
-                    emit(answered)
-                    return .refused(refusal, answered: true)
-                }
+                // Framing the client may read otherwise: the same.
+                if let refusal = head.framingRefusal { return refuseResponse(index, .responseUnreadable(refusal), at: now, emit: emit) }
                 if let stop = answer(index, head, at: now, emit: emit) { return stop }
             case .request:
-                return .malformed("A request line where a status line belongs (RFC 9112 §4).")
+                return refuseResponse(index, .responseUnreadable("A request line where a status line belongs (RFC 9112 §4)."), at: now, emit: emit)
             }
         }
         return nil
+    }
+
+    /// The response for `pending[index]` cannot be passed on: when none of it reached the client
+    /// (it began in this burst), tv's 502 takes its place and ends its row `.answered`, the bytes
+    /// before it going on; part way, the connection is cut and the row ends incomplete, as the
+    /// plain path cuts a body it cannot delimit. The later exchanges end with the reading.
+    private func refuseResponse(_ index: Int, _ failure: ConnectionFailure, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop {
+        responseHead = nil
+        responseBody = nil
+        guard let start = responseStart else { return .refused(ExchangeRefusal(failure: failure, answer: .reset)) }
+        var answered = pending.remove(at: index).record
+        // Its own record: what was read of it was not passed on.
+        answered.responseBodyBytes = nil
+        answered.responseWireBytes = nil
+        answered.contentType = nil
+        answered.contentEncoding = nil
+        answered.responseTime = nil
+        Self.answeredByTV(&answered, status: 502, at: now)
+        emit(answered)
+        return .refused(ExchangeRefusal(failure: failure, answer: .status(502), passing: start))
     }
 
     /// A response head for `pending[index]`.
@@ -308,7 +349,7 @@ final class HTTP1ExchangeReading {
             return .tunnel
         }
         let framing = head.framing
-        let body = HTTPBodyScanner(framing, leniency: .lenient)
+        let body = HTTPBodyScanner(framing)
         if body.isDone {
             // No body, or Content-Length: 0.
             pending[index].responseDone = true
@@ -336,6 +377,12 @@ final class HTTP1ExchangeReading {
     /// Whether a response body is being walked (a pattern: the scanner's `!= nil` copies it).
     private var readingResponseBody: Bool {
         if case .some = responseBody { return true }
+        return false
+    }
+
+    /// Whether a response head is part way.
+    private var readingResponseHead: Bool {
+        if case .some = responseHead { return true }
         return false
     }
 

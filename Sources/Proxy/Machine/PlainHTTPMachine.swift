@@ -168,7 +168,7 @@ struct PlainHTTPMachine {
                 return
             case .body(var scanner):
                 let n = scanner.consume(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
-                if scanner.malformed { return fail(.chunkedBodyMalformed(.client), status: 400) }
+                if let problem = scanner.failure { return fail(.chunkedBodyRefused(.client, problem), status: 400) }
                 sendUpstream(bytes, offset..<(offset + n), owned: owned)
                 offset += n
                 clientState = scanner.isDone ? .head : .body(scanner)
@@ -241,6 +241,7 @@ struct PlainHTTPMachine {
         switch head.bodyFraming {
         case .none, .untilClose: clientState = .head   // a request is never .untilClose
         case .contentLength(let n): clientState = n == 0 ? .head : .body(HTTPBodyScanner(.contentLength(n)))
+        // The relay's rule for a body's end too (`HTTPBodyScanner`).
         case .chunked: clientState = .body(HTTPBodyScanner(.chunked))
         }
         facts?.bytesFromClient &+= UInt64(bytes.count)
@@ -300,8 +301,12 @@ struct PlainHTTPMachine {
         switch reading.stop {
         case nil:
             break
-        case .bodyMalformed:
-            return finish(reset: true, failure: .chunkedBodyMalformed(.server))
+        case let .bodyRefused(problem, headPassed):
+            // Part of the response went on: cut. None of it: what came before it goes on, then
+            // tv's 502 in its place, as for a head tv cannot read (the relay's rule too).
+            if headPassed { return finish(reset: true, failure: .chunkedBodyRefused(.server, problem)) }
+            if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
+            return fail(.chunkedBodyRefused(.server, problem), status: 502, deliveringFirst: true)
         case .headUnreadable(let reason):
             // What came before this head goes on, then tv's 502 with the reason, as for a
             // server tv cannot reach (a bare reset told the client nothing: a trial).

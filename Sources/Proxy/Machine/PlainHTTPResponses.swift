@@ -37,8 +37,11 @@ struct PlainHTTPResponses {
     enum Stop: Equatable {
         /// A head tv cannot read (one sentence with its RFC section); the bytes before it pass.
         case headUnreadable(String)
-        /// A chunked body broke its framing (RFC 9112 §7.1); nothing of the chunk passes.
-        case bodyMalformed
+        /// A chunked body cannot be read on (`problem`: malformed, or past a bound of tv's): the
+        /// bytes from its response's start pass no further. `headPassed`: the response's head
+        /// reached the client in an earlier chunk, so it is cut; else none of the response went
+        /// on (its head is held until whole) and tv's 502 can take its place after `passing`.
+        case bodyRefused(ChunkedBodyProblem, headPassed: Bool)
         /// A 101 response: from here the connection is a tunnel (the whole chunk passes).
         case upgraded
         /// Bytes came when no response was awaited (this many, from `passing` on): none of them
@@ -66,11 +69,20 @@ struct PlainHTTPResponses {
     mutating func read(_ chunk: UnsafeRawBufferPointer) -> Reading {
         var reading = Reading()
         var offset = 0
+        // Where the response being read began in this chunk (0: its head began in an earlier
+        // chunk and was held); nil: its head went on before this chunk.
+        var responseStart: Int?
         while offset < chunk.count && !upgraded {
             if var current = body {
                 offset += current.consume(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
-                if current.malformed {
-                    reading.stop = .bodyMalformed
+                if let problem = current.failure {
+                    reading.stop = .bodyRefused(problem, headPassed: responseStart == nil)
+                    if let responseStart {
+                        // None of it went on: tv answers in its place.
+                        body = nil
+                        reading.heldHeadFirst = []
+                        reading.passing = responseStart
+                    }
                     return reading
                 }
                 if current.isDone { body = nil; responseComplete() } else { body = current }
@@ -90,6 +102,7 @@ struct PlainHTTPResponses {
                 reading.stop = .unasked(bytes: rest.count)
                 return reading
             }
+            responseStart = heldHead.isEmpty ? offset : 0
             switch head.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
             case .needMore:
                 heldHead.append(contentsOf: chunk[offset...])

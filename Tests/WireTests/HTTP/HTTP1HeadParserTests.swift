@@ -129,8 +129,9 @@ struct HTTP1FieldLineTests {
     @Test("obs-fold (RFC 9112 §5.2): refused when strict")
     func obsFoldStrict() {
         #expect(refusal("HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\n\r\n", .response, .strict)
-                == "A header line starts with whitespace (obs-fold), which RFC 9112 §5.2 lets a server refuse.")
-        #expect(refusal("GET / HTTP/1.1\r\nHost: a\r\n\tfolded\r\n\r\n", .request, .strict).contains("obs-fold"))
+                == "A header line of the response starts with whitespace (obs-fold), which RFC 9112 §5.2 has a proxy refuse with 502.")
+        #expect(refusal("GET / HTTP/1.1\r\nHost: a\r\n\tfolded\r\n\r\n", .request, .strict)
+                == "A header line of the request starts with whitespace (obs-fold), which RFC 9112 §5.2 lets tv refuse with 400.")
     }
 
     @Test("obs-fold (RFC 9112 §5.2): unfolded into one space when lenient")
@@ -139,10 +140,10 @@ struct HTTP1FieldLineTests {
         #expect(parsed?.headers == [field("X-A", "one two three"), field("X-B", "four"), field("X-C", "five")])
     }
 
-    @Test("whitespace right after the start line is refused in both modes (RFC 9112 §2.2)", arguments: [HTTP1Leniency.strict, .lenient])
+    @Test("whitespace right after the start line is refused in both modes, as nothing to fold (RFC 9112 §2.2)", arguments: [HTTP1Leniency.strict, .lenient])
     func whitespaceAfterStartLine(_ leniency: HTTP1Leniency) {
         let reason = refusal("HTTP/1.1 200 OK\r\n X-A: 1\r\n\r\n", .response, leniency)
-        #expect(reason.contains(leniency == .strict ? "RFC 9112 §5.2" : "RFC 9112 §2.2"), "\(reason)")
+        #expect(reason == "The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse.", "\(reason)")
     }
 
     @Test("bare LF line ends and leading empty lines, as for requests", arguments: [HTTP1Leniency.strict, .lenient])

@@ -7,7 +7,7 @@ private struct Decoded: Equatable {
     var consumed: [Int] = []
     var done = false
     var trailerOffset: Int?
-    var failure: String?
+    var failure: ChunkedBodyProblem?
 }
 
 private func decode(_ reads: [[UInt8]], _ leniency: HTTP1Leniency = .strict) -> Decoded {
@@ -67,40 +67,76 @@ struct HTTPChunkedDecoderTests {
     @Test("whitespace before a size: skipped when lenient, refused when strict")
     func leadingWhitespace() {
         #expect(decode(" \t3\r\nabc\r\n0\r\n\r\n", .lenient).data == Array("abc".utf8))
-        #expect(decode(" 3\r\nabc\r\n0\r\n\r\n", .strict) == Decoded(consumed: [0],
-            failure: "A chunk size line starts with byte 0x20, which is not a hexadecimal digit (RFC 9112 §7.1)."))
+        #expect(decode(" 3\r\nabc\r\n0\r\n\r\n", .strict) == Decoded(consumed: [0], failure: .sizeNotHex(0x20)))
+        #expect(ChunkedBodyProblem.sizeNotHex(0x20).sentence
+                == "A chunk size line starts with byte 0x20, which is not a hexadecimal digit (RFC 9112 §7.1).")
     }
 
-    @Test("broken codings: where they stop and why", arguments: [
-        ("zz\r\n", 0, "A chunk size line starts with byte 0x7a, which is not a hexadecimal digit (RFC 9112 §7.1)."),
-        ("\r\n", 0, "A chunk size line starts with byte 0xd, which is not a hexadecimal digit (RFC 9112 §7.1)."),
-        ("4x\r\n", 1, "A chunk size is followed by byte 0x78 instead of a ';' or the line end (RFC 9112 §7.1)."),
-        ("4 x\r\n", 2, "A chunk size is followed by byte 0x78 instead of a ';' or the line end (RFC 9112 §7.1)."),
-        ("4\rx", 2, "A chunk size line has a CR not followed by LF (RFC 9112 §2.2)."),
-        ("1000000000000000\r\n", 15, "A chunk size has more than 15 hexadecimal digits (RFC 9112 §7.1)."),
-        ("4\r\nWikiX\r\n", 7, "A chunk of 4 bytes is not followed by CRLF (RFC 9112 §7.1)."),
-        ("4\r\nWiki\rX", 8, "A chunk of 4 bytes is not followed by CRLF (RFC 9112 §7.1)."),
-        ("0\r\nX: 1\rY\r\n\r\n", 8, "A trailer line has a CR not followed by LF (RFC 9112 §2.2)."),
+    @Test("broken codings: where they stop, the kind and its sentence (the trial's smuggling shapes among them)", arguments: [
+        ("zz\r\n", 0, ChunkedBodyProblem.sizeNotHex(0x7A), "A chunk size line starts with byte 0x7a, which is not a hexadecimal digit (RFC 9112 §7.1)."),
+        ("\r\n", 0, .sizeNotHex(0x0D), "A chunk size line starts with byte 0xd, which is not a hexadecimal digit (RFC 9112 §7.1)."),
+        ("-2\r\nab\r\n0\r\n\r\n", 0, .sizeNotHex(0x2D), "A chunk size line starts with byte 0x2d, which is not a hexadecimal digit (RFC 9112 §7.1)."),
+        ("4x\r\n", 1, .sizeFollowedBy(0x78), "A chunk size is followed by byte 0x78 instead of a ';' or the line end (RFC 9112 §7.1)."),
+        ("2g\r\nab\r\n0\r\n\r\n", 1, .sizeFollowedBy(0x67), "A chunk size is followed by byte 0x67 instead of a ';' or the line end (RFC 9112 §7.1)."),
+        ("0x2\r\nab\r\n0\r\n\r\n", 1, .sizeFollowedBy(0x78), "A chunk size is followed by byte 0x78 instead of a ';' or the line end (RFC 9112 §7.1)."),
+        ("4 x\r\n", 2, .sizeFollowedBy(0x78), "A chunk size is followed by byte 0x78 instead of a ';' or the line end (RFC 9112 §7.1)."),
+        ("4\rx", 2, .bareCRInSizeLine, "A chunk size line has a CR not followed by LF (RFC 9112 §2.2)."),
+        ("2;a\nb\r\nab\r\n0\r\n\r\n", 3, .bareLFInExtension,
+         "A chunk extension contains a bare LF, which readers may take for the end of the line or not (RFC 9112 §7.1 ends it with CRLF)."),
+        ("1000000000000000\r\n", 15, .sizeTooLarge,
+         "A chunk size has more than 15 significant hexadecimal digits (2^60 bytes or more), more than tv counts; a 64-bit reader would wrap it around (RFC 9112 §7.1)."),
+        // 2^64 + 2: a 64-bit parser that wraps reads a chunk of 2 (the trial's smuggling shape).
+        ("10000000000000002\r\nab\r\n0\r\n\r\n", 15, .sizeTooLarge,
+         "A chunk size has more than 15 significant hexadecimal digits (2^60 bytes or more), more than tv counts; a 64-bit reader would wrap it around (RFC 9112 §7.1)."),
+        ("4\r\nWikiX\r\n", 7, .dataNotFollowedByCRLF(chunkSize: 4), "A chunk of 4 bytes is not followed by CRLF (RFC 9112 §7.1)."),
+        ("2\r\nabXX0\r\n\r\n", 5, .dataNotFollowedByCRLF(chunkSize: 2), "A chunk of 2 bytes is not followed by CRLF (RFC 9112 §7.1)."),
+        ("4\r\nWiki\rX", 8, .dataNotFollowedByCRLF(chunkSize: 4), "A chunk of 4 bytes is not followed by CRLF (RFC 9112 §7.1)."),
+        ("0\r\nX: 1\rY\r\n\r\n", 8, .bareCRInTrailer, "A trailer line has a CR not followed by LF (RFC 9112 §2.2)."),
     ])
-    func broken(_ text: String, _ consumed: Int, _ reason: String) {
+    func broken(_ text: String, _ consumed: Int, _ problem: ChunkedBodyProblem, _ sentence: String) {
         let decoded = decode(text)
         #expect(decoded.consumed == [consumed])
-        #expect(decoded.failure == reason)
+        #expect(decoded.failure == problem)
+        #expect(problem.sentence == sentence)
+        #expect(problem.isLimit == (problem == .sizeTooLarge))
         #expect(!decoded.done)
     }
 
-    @Test("bounds: a size line of 1 KiB, a trailer section of 64 KiB")
-    func bounds() {
-        let longExtension = "1;" + String(repeating: "e", count: HTTPChunkedDecoder.maxSizeLineBytes - 4) + "\r\n"
-        #expect(longExtension.utf8.count == HTTPChunkedDecoder.maxSizeLineBytes)
-        #expect(decode(longExtension + "a\r\n0\r\n\r\n").data == Array("a".utf8))
-        let tooLong = "1;" + String(repeating: "e", count: HTTPChunkedDecoder.maxSizeLineBytes - 3) + "\r\n"
-        #expect(decode(tooLong) == Decoded(consumed: [HTTPChunkedDecoder.maxSizeLineBytes],
-                                           failure: "A chunk size line runs past 1024 bytes (RFC 9112 §7.1)."))
-        let trailers = "0\r\n" + String(repeating: "X: 0123456789abcd\r\n", count: 3_450) + "\r\n"
-        #expect(decode(trailers).failure == "The trailer section runs past 65536 bytes (RFC 9112 §7.1.2).")
-        let fits = "0\r\n" + String(repeating: "X: 0123456789abcd\r\n", count: 3_449) + "\r\n"
-        #expect(decode(fits).done)
+    @Test("leading zeros are not digits that count: the trial's 16-digit 0000000000000002, and a thousand zeros before a size of 15 digits")
+    func leadingZeros() {
+        #expect(decode("0000000000000002\r\nab\r\n0\r\n\r\n") == Decoded(data: Array("ab".utf8), consumed: [27], done: true, trailerOffset: 25))
+        let zeros = String(repeating: "0", count: 1_000)
+        let largest = zeros + "fffffffffffffff\r\n"
+        let decoded = decode(largest)
+        #expect(decoded.consumed == [largest.utf8.count] && decoded.failure == nil && !decoded.done)
+        #expect(decode(zeros + "1000000000000000\r\n").failure == .sizeTooLarge)
+        // A last chunk of only zeros.
+        #expect(decode("00000\r\n\r\n") == Decoded(consumed: [9], done: true, trailerOffset: 7))
+    }
+
+    @Test("chunk extensions and trailer sections of any length are read past, nothing kept: the trial's 8 KB and 70 KB extensions, 70 KB and 50,000 trailer lines")
+    func longExtensionsAndTrailers() {
+        for length in [2_000, 8_000, 70_000] {
+            let body = "2;x=" + String(repeating: "e", count: length) + "\r\nab\r\n0\r\n\r\n"
+            #expect(decode(body) == Decoded(data: Array("ab".utf8), consumed: [body.utf8.count], done: true, trailerOffset: body.utf8.count - 2),
+                    "extension of \(length)")
+            // In reads of 1,000 bytes: the same.
+            let bytes = Array(body.utf8)
+            let reads = stride(from: 0, to: bytes.count, by: 1_000).map { Array(bytes[$0 ..< min($0 + 1_000, bytes.count)]) }
+            #expect(decode(reads).done && decode(reads).data == Array("ab".utf8), "extension of \(length) in reads")
+        }
+        let trailer = "2\r\nab\r\n0\r\nX-T: " + String(repeating: "v", count: 70_000) + "\r\n\r\n"
+        #expect(decode(trailer) == Decoded(data: Array("ab".utf8), consumed: [trailer.utf8.count], done: true, trailerOffset: 10))
+        let many = "2\r\nok\r\n0\r\n" + (0 ..< 50_000).map { "X-T\($0): v\r\n" }.joined() + "\r\n"
+        #expect(decode(many) == Decoded(data: Array("ok".utf8), consumed: [many.utf8.count], done: true, trailerOffset: 10))
+    }
+
+    @Test("a bare LF ends an extension only when lenient (recorded content); strict, the proxy's, refuses it")
+    func bareLFInExtension() {
+        #expect(decode("2;a\nab\r\n0\r\n\r\n", .lenient) == Decoded(data: Array("ab".utf8), consumed: [13], done: true, trailerOffset: 11))
+        #expect(decode("2;a\nab\r\n0\r\n\r\n", .strict) == Decoded(consumed: [3], failure: .bareLFInExtension))
+        // A bare LF after the size alone is a line end in both (RFC 9112 §2.2, as nginx reads it).
+        #expect(decode("2\nab\n0\n\n", .strict) == Decoded(data: Array("ab".utf8), consumed: [8], done: true, trailerOffset: 7))
     }
 
     @Test("the body scanner: exact body lengths for each framing")
@@ -113,9 +149,11 @@ struct HTTPChunkedDecoderTests {
         var close = HTTPBodyScanner(.untilClose)
         #expect(consume(&close, "all of it") == 9 && !close.isDone)
         var chunked = HTTPBodyScanner(.chunked)
-        #expect(consume(&chunked, "1\r\na\r\n0\r\n\r\nGET") == 11 && chunked.isDone && !chunked.malformed)
+        #expect(consume(&chunked, "1\r\na\r\n0\r\n\r\nGET") == 11 && chunked.isDone && chunked.failure == nil)
         var broken = HTTPBodyScanner(.chunked)
-        #expect(consume(&broken, "q") == 0 && broken.malformed)
-        #expect(broken.failure == "A chunk size line starts with byte 0x71, which is not a hexadecimal digit (RFC 9112 §7.1).")
+        #expect(consume(&broken, "q") == 0 && broken.failure == .sizeNotHex(0x71))
+        // The proxy's one rule is strict: whitespace before a size is refused on both paths.
+        var spaced = HTTPBodyScanner(.chunked)
+        #expect(consume(&spaced, " 1\r\na\r\n0\r\n\r\n") == 0 && spaced.failure == .sizeNotHex(0x20))
     }
 }
