@@ -25,10 +25,13 @@ import Testing
             // An open exchange is written as a row; finished ones in one batch are packed in a run.
             writer.enqueue(.exchange(exchange(flow: a.id, sequence: 1, path: "/open?token=SECRET1", at: 1_000, done: false)))
             writer.flush()
+            // Held until all are queued: a busy machine's writer thread took them one at a time.
+            writer.pauseForTesting()
             for (n, path) in ["/r?apikey=SECRET2", "/plain", "/q?x=SECRET3&y=2"].enumerated() {
                 writer.enqueue(.exchange(exchange(flow: a.id, sequence: n + 2, path: path, at: 2_000 + Int64(n), done: true)))
             }
             writer.enqueue(.exchange(exchange(flow: b.id, sequence: 1, path: "/kept?evidence=1", at: 3_000, done: true)))
+            writer.resumeForTesting()
             writer.flush()
             writer.close()
             let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
@@ -73,9 +76,11 @@ import Testing
         try withStore { store, folder in
             let writer = try store.makeWriter()
             let a = writer.open(sampleFlow(start: 100))
+            writer.pauseForTesting()
             for (n, time) in [Int64(1_000), 5_000, 9_000].enumerated() {
                 writer.enqueue(.exchange(exchange(flow: a.id, sequence: n + 1, path: "/p\(n)?k=v", at: time, done: true)))
             }
+            writer.resumeForTesting()
             writer.flush()
             writer.close()
             let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
@@ -97,10 +102,13 @@ import Testing
             let a = writer.open(sampleFlow(start: 100))
             // Five batches of two finished exchanges: five runs, the latest requests at 1,001 … 1,401.
             for batch in 0..<5 {
+                // One batch each, however busy the machine (a full run once found more runs).
+                writer.pauseForTesting()
                 for n in 0..<2 {
                     let time = 1_000 + Int64(batch * 100 + n)
                     writer.enqueue(.exchange(exchange(flow: a.id, sequence: batch * 2 + n + 1, path: "/b\(batch)n\(n)?k=v", at: time, done: true)))
                 }
+                writer.resumeForTesting()
                 writer.flush()
             }
             writer.close()
