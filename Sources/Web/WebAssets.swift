@@ -1013,8 +1013,10 @@ function messageView(title, m, flow) {
   const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note]
     .filter(Boolean).map((t, i) => (i === 0 ? t : t.charAt(0).toLowerCase() + t.slice(1)).replace(/\.$/, "")).join("; ");
   const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
-  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body,
-    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, turnLink, trailers,
+  // HTTP/2 fields tv left out past its header limits: the reading's own sentence.
+  const leftOut = text => text ? h("p", { class: "muted", "data-left-out": "headers" }, text) : null;
+  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), leftOut(m.headersLeftOut), body,
+    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, turnLink, trailers, leftOut(m.trailersLeftOut),
     facts ? h("p", { class: "muted" }, facts) : null);
 }
 
