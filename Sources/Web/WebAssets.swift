@@ -877,7 +877,12 @@ async function inspector(id) {
         // Opened from here, a request's way back is to this flow (`?flow=`), not the Requests list.
         h("td", {}, x.id ? h("a", { href: routeTo("request/" + x.id, new URLSearchParams({ flow: id })) }, requestPath(x)) : requestPath(x)),
         h("td", { class: "num" }, requestStatus(x)))))));
+    // `tv flow --json` lists a connection's first requests and counts them all (a trial's had 200,000).
+    if (detail.requestCount > detail.requests.length) parts.push(h("p", { class: "muted", "data-shown": "requests" },
+      "The first " + detail.requests.length.toLocaleString("en-US") + " of " + detail.requestCount.toLocaleString("en-US")
+      + " requests; tv requests --flow " + id + " lists them all."));
   }
+  if (detail.requestsLeftOutSentence) parts.push(h("p", { class: "muted", "data-left-out": "requests" }, detail.requestsLeftOutSentence));
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
   api("/api/flows/" + id + "/turns").then(t => {

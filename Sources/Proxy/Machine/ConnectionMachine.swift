@@ -189,6 +189,10 @@ struct ConnectionMachine {
             guard facts.error == nil else { return [] }
             facts.error = ConnectionFailure.exchangeReadingStopped(reason).sentence
             return [.updateFlow]
+        case .requestRowsLeftOut(let count):
+            // Told with the flow's next report (every 2 s while bytes move, and at its end).
+            facts.requestsLeftOut = UInt64(max(0, count))
+            return []
         case .responseRefused(let reason):
             guard phase == .relaying else { return [] }
             // The plain path's answer to such a head: tv's 502 in the response's place.
