@@ -13,7 +13,7 @@ enum FlowRecordColumns {
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
         "packets_up", "packets_down", "client_tls_version",
         "other_hosts", "ech_public_name", "chain", "cert_verified", "cert_problem",
-        "dns_type", "dns_asked", "dns_asked_address", "other_hosts_origin",
+        "dns_type", "dns_asked", "dns_asked_address", "other_hosts_origin", "requests_left_out",
     ]
 
     /// The names a row read by `record` holds (`names`, then the program's), with their positions.
@@ -80,6 +80,7 @@ enum FlowRecordColumns {
             .integerOrNull(flow.certificateVerified.map { $0 ? 1 : 0 }), .textOrNull(flow.certificateProblem),
             .integerOrNull(flow.dnsQuestionType.map(Int64.init)), .textOrNull(flow.dnsServerAsked?.rawValue),
             .textOrNull(flow.dnsAskedAddress), .textOrNull(flow.otherHostsOrigin?.rawValue),
+            .integerOrNull(flow.requestsLeftOut),
             .integer(writer),
         ]
     }
@@ -132,23 +133,24 @@ enum FlowRecordColumns {
         texts.set(flow.dnsServerAsked?.rawValue, at: 37)
         texts.set(flow.dnsAskedAddress, at: 38)
         texts.set(flow.otherHostsOrigin?.rawValue, at: 39)
-        try statement.bind(integer: writer, at: 40)
+        try statement.bind(optionalInteger: flow.requestsLeftOut, at: 40)
+        try statement.bind(integer: writer, at: 41)
         switch program {
         case .known(let p)?:
-            try statement.bind(integer: Int64(p.pid), at: 41)
-            texts.set(p.command, at: 42)
-            texts.set(p.executable, at: 43)
-            try statement.bind(integer: Int64(p.uid), at: 44)
-            texts.set(p.user, at: 45)
-            texts.set(nil, at: 46)
+            try statement.bind(integer: Int64(p.pid), at: 42)
+            texts.set(p.command, at: 43)
+            texts.set(p.executable, at: 44)
+            try statement.bind(integer: Int64(p.uid), at: 45)
+            texts.set(p.user, at: 46)
+            texts.set(nil, at: 47)
         case .notKnown(let reason)?:
-            for index: Int32 in 41...44 { try statement.bind(optionalInteger: nil, at: index) }
-            texts.set(nil, at: 45)
-            texts.set(reason.rawValue, at: 46)
+            for index: Int32 in 42...45 { try statement.bind(optionalInteger: nil, at: index) }
+            texts.set(nil, at: 46)
+            texts.set(reason.rawValue, at: 47)
         case nil:
             break
         }
-        try statement.bind(optionalInteger: auditSession, at: program == nil ? 41 : 47)
+        try statement.bind(optionalInteger: auditSession, at: program == nil ? 42 : 48)
         _ = try texts.stepRebindingEveryText(statement)
     }
 
@@ -210,6 +212,7 @@ enum FlowRecordColumns {
         record.dnsServerAsked = try r.optionalKnown(DNSServerAsked.self, "dns_asked")
         record.dnsAskedAddress = try r.optionalText("dns_asked_address")
         record.otherHostsOrigin = try r.optionalKnown(OtherHostsOrigin.self, "other_hosts_origin")
+        record.requestsLeftOut = try r.optionalInteger("requests_left_out", in: 1...Int64.max)
         return record
     }
 }

@@ -722,6 +722,12 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN dns_asked_address TEXT;      -- the address the program sent its query to
         ALTER TABLE flows ADD COLUMN other_hosts_origin TEXT;     -- OtherHostsOrigin's raw value
         """,
+        // 30 (h2bomb): requests tv read on a connection and counted without writing their rows,
+        // past its row allowance (`RequestRowAllowance`: a trial's one HTTP/2 connection of
+        // HEADERS and RST_STREAM made 200,000 rows in 20 s). NULL: none were (or a row from before).
+        """
+        ALTER TABLE flows ADD COLUMN requests_left_out INTEGER;   -- requests counted, not written
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

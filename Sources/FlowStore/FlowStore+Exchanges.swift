@@ -32,4 +32,11 @@ extension FlowStore {
     public func exchanges(ofFlow flowID: Int64) throws -> (exchanges: [ExchangeRecord], damaged: [DamagedRow]) {
         try connection.withDatabase { try StoredExchanges.ofFlow(flowID, in: $0) }
     }
+
+    /// The first `limit` exchanges of flow `flowID` in request order (`seq`), damaged rows
+    /// beside them, and how many exchanges the flow has in all.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func exchanges(ofFlow flowID: Int64, first limit: Int) throws -> (exchanges: [ExchangeRecord], damaged: [DamagedRow], total: Int) {
+        try connection.withDatabase { try StoredExchanges.firstOfFlow(flowID, limit: limit, in: $0) }
+    }
 }

@@ -122,6 +122,50 @@ public enum StoredExchanges {
         return (exchanges, damaged)
     }
 
+    /// The first `limit` exchanges of flow `flowID` in request order (`seq`, then id; damaged
+    /// ones beside them), and how many the flow has in all: `tv flow` shows a connection's first
+    /// requests and their count, as it does its packets (a trial's connection had 200,000 and
+    /// every one was printed). Reads at most `limit` rows and the runs up to the one whose first
+    /// request comes after the `limit`-th found (runs are read in request order).
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    static func firstOfFlow(_ flowID: Int64, limit: Int, in database: SQLiteDatabase)
+        throws -> (exchanges: [ExchangeRecord], damaged: [DamagedRow], total: Int) {
+        var total = 0
+        if case let .integer(n) = try database.scalar("SELECT count(*) FROM exchanges WHERE flow_id = ?", [.integer(flowID)]) {
+            total += Int(n)
+        }
+        if case let .integer(n) = try database.scalar("SELECT coalesce(sum(exchange_count), 0) FROM exchange_runs WHERE flow_id = ?",
+                                                      [.integer(flowID)]) {
+            total += Int(n)
+        }
+        var found: [Found] = []
+        let rows = try database.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE flow_id = ? ORDER BY seq, id LIMIT ?")
+        try rows.bind([.integer(flowID), .integer(Int64(max(0, limit)))])
+        try rows.forEachRow { found.append(row($0)) }
+        let runs = try database.prepare("SELECT \(runColumns) FROM exchange_runs WHERE flow_id = ? ORDER BY first_request_time, first_id")
+        try runs.bind([.integer(flowID)])
+        defer { runs.reset() }
+        while try runs.step() {
+            // `limit` found that all came before this run's first request: no later run can
+            // hold one of the first `limit`.
+            if found.count >= limit {
+                let times = found.map(\.key.startTime).sorted()
+                if limit == 0 || times[limit - 1] < runs.int64(at: 3) { break }
+            }
+            found += run(runs)
+        }
+        var exchanges: [ExchangeRecord] = []
+        var damaged: [DamagedRow] = []
+        for entry in found {
+            switch entry.exchange {
+            case let .success(exchange): exchanges.append(exchange)
+            case let .failure(damage): damaged.append(damage)
+            }
+        }
+        exchanges.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
+        return (Array(exchanges.prefix(limit)), damaged, total)
+    }
+
     /// Exchanges requested at or after `since` (µs) of the flows `flowCondition` selects (a
     /// `WHERE` body over `flows` with `flowBindings`; nil for all), oldest first, at most `limit`;
     /// damaged ones left out.

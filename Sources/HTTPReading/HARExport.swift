@@ -142,6 +142,13 @@ public enum HARExport {
         if let note = completenessNote(request.body, what: "request") { notes.append(note) }
         if let response, let note = completenessNote(response.body, what: "response") { notes.append(note) }
         if let missing { notes.append(missing) }
+        // HTTP/2 header fields left out past `HeaderListLimits` (headers holds the rest).
+        for (what, message) in [("request", Optional(request)), ("response", response)] {
+            guard let message else { continue }
+            for sentence in [message.headersLeftOut?.sentence(), message.trailersLeftOut?.sentence(trailers: true)].compactMap({ $0 }) {
+                notes.append(what + ": " + String(sentence.dropLast()))
+            }
+        }
         // The row's word too, when a budget's cut also hid that the exchange never ended (kept
         // content said only "cut by the recording budget": a trial).
         if row?.state == .incomplete { notes.append(ExchangeState.incompleteSentence) }

@@ -25,6 +25,11 @@ final class HTTP2Reader {
         var lastTurn: Int
         var lastOffset: Int64
         var headSize: Int
+        /// Bytes of header fields kept of the message's blocks (`HeaderListLimits`' measure).
+        var headerKept = 0
+        /// Fields left out of its first block, and of its trailer blocks (`HeaderBlockAdmission`).
+        var headersLeftOut: HeaderListCut?
+        var trailersLeftOut: HeaderListCut?
     }
 
     private struct Stream {
@@ -56,13 +61,17 @@ final class HTTP2Reader {
     private var order: [UInt32] = []
     private var conversation = HTTPConversation(version: "HTTP/2")
     private var current = (turn: 0, offset: Int64(0))
+    /// The reading's room for header fields: what a block keeps of its decoded fields.
+    private var headerBudget: HeaderListBudget
 
-    private init() {
+    private init(headerLimits: HeaderListLimits) {
         inflaters = [try? HPACKInflater(), try? HPACKInflater()]
+        headerBudget = HeaderListBudget(limits: headerLimits)
     }
 
-    static func read(_ turns: [RecordedTurn]) -> HTTPConversation {
-        let reader = HTTP2Reader()
+    /// Reads `turns`, keeping of the header blocks' fields what `headerLimits` allow one reading.
+    static func read(_ turns: [RecordedTurn], headerLimits: HeaderListLimits = .standard) -> HTTPConversation {
+        let reader = HTTP2Reader(headerLimits: headerLimits)
         for turn in turns { reader.take(turn) }
         return reader.finish()
     }
@@ -215,22 +224,40 @@ final class HTTP2Reader {
         if frame.has(HTTP2Flags.endHeaders) { decode(block, side: side) } else { pending[side] = block }
     }
 
-    /// Decodes a complete header block with this side's inflater and files the fields.
+    /// Decodes a complete header block with this side's inflater and files the fields, as many
+    /// as `headerBudget` has room for (the rest are counted: `HeaderBlockAdmission`).
     private func decode(_ block: PendingBlock, side: Int) {
         guard let inflater = inflaters[side] else {
             stop(side, turn: block.turn, "tv could not start an HPACK decoder; this side cannot be read.")
             return
         }
+        // The message a block adds to when it is not a message's first (trailers).
+        let open = block.promised != nil ? nil : side == 0 ? streams[block.streamID]?.request : streams[block.streamID]?.response
+        var admission: HeaderBlockAdmission?
+        var status: Int?
         let fields: [HTTPHeader]
         do {
-            fields = try inflater.decode(block.fragments).map { HTTPHeader($0.name, $0.value) }
+            fields = try inflater.decode(block.fragments) { name, value in
+                let isStatus = side == 1 && Self.named(name, ":status")
+                if admission == nil {
+                    // Pseudo-header fields come first (RFC 9113 §8.3): a server's block that
+                    // starts with :status starts a response; any other block adds to the open one.
+                    admission = headerBudget.admission(messageKept: isStatus ? 0 : open?.headerKept ?? 0)
+                }
+                if isStatus, status == nil, value.count <= 20 { status = Int(String(decoding: value, as: UTF8.self)) }
+                return admission!.admit(name: name.count, value: value.count)
+            }.map { HTTPHeader($0.name, $0.value) }
         } catch {
             inflaters[side] = nil
             stop(side, turn: block.turn, "The header block on stream \(block.streamID) cannot be decoded (HPACK: \(error.reason)); this side cannot be read on, because each block depends on the ones before it.")
             return
         }
-        let builder = Builder(headers: fields, ended: block.endStream, turn: block.turn, offset: block.offset,
+        if let admission { headerBudget.spend(admission) }
+        let kept = admission?.kept ?? 0, leftOut = admission?.cut
+        var builder = Builder(headers: fields, ended: block.endStream, turn: block.turn, offset: block.offset,
                               lastTurn: block.turn, lastOffset: block.offset, headSize: block.fragments.count)
+        builder.headerKept = kept
+        builder.headersLeftOut = leftOut
         if let promised = block.promised {
             var s = stream(promised)
             s.pushed = true
@@ -242,6 +269,8 @@ final class HTTP2Reader {
         if side == 0 {
             if var request = s.request {
                 request.trailers += fields
+                request.headerKept += kept
+                request.trailersLeftOut = HeaderListCut.adding(leftOut, to: request.trailersLeftOut)
                 request.ended = request.ended || block.endStream
                 request.lastTurn = block.turn
                 request.lastOffset = block.offset
@@ -249,10 +278,12 @@ final class HTTP2Reader {
             } else {
                 s.request = builder
             }
-        } else if let status = fields.first(":status").flatMap(Int.init) {
+        } else if let status {
             if (100..<200).contains(status) { s.interim.append(builder) } else { s.response = builder }
         } else if var response = s.response {
             response.trailers += fields
+            response.headerKept += kept
+            response.trailersLeftOut = HeaderListCut.adding(leftOut, to: response.trailersLeftOut)
             response.ended = response.ended || block.endStream
             response.lastTurn = block.turn
             response.lastOffset = block.offset
@@ -426,7 +457,15 @@ final class HTTP2Reader {
             let codings = ContentDecoding.codings(b.headers.all("content-encoding"))
             body = HTTPBody(framing: "DATA frames", transferred: b.body, encodings: codings, completeness: completeness)
         }
-        return HTTPMessage(startLine: startLine, headers: b.headers, trailers: b.trailers, body: body, turn: b.turn,
-                           offset: b.offset, lastTurn: b.lastTurn, lastOffset: b.lastOffset, headSize: b.headSize)
+        var message = HTTPMessage(startLine: startLine, headers: b.headers, trailers: b.trailers, body: body, turn: b.turn,
+                                  offset: b.offset, lastTurn: b.lastTurn, lastOffset: b.lastOffset, headSize: b.headSize)
+        message.headersLeftOut = b.headersLeftOut
+        message.trailersLeftOut = b.trailersLeftOut
+        return message
+    }
+
+    /// Whether a decoded field name is `name` (HTTP/2 names are lowercase, RFC 9113 §8.2.1).
+    private static func named(_ raw: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+        raw.count == name.utf8CodeUnitCount && raw.elementsEqual(UnsafeRawBufferPointer(start: name.utf8Start, count: raw.count))
     }
 }

@@ -1,3 +1,5 @@
+import Wire
+
 /// One HTTP request or response read from the turns.
 public struct HTTPMessage: Sendable, Equatable {
     /// The start line as sent (HTTP/1: `GET / HTTP/1.1`, `HTTP/1.1 200 OK`), or made from the
@@ -19,6 +21,11 @@ public struct HTTPMessage: Sendable, Equatable {
     public var lastOffset: Int64
     /// Bytes of the head (start line and headers with their line ends; HTTP/2: the header block).
     public var headSize: Int
+    /// HTTP/2: header fields the reader left out of the message's header block, past
+    /// `HeaderListLimits` (`sentence` says so); nil when it kept them all.
+    public var headersLeftOut: HeaderListCut?
+    /// The same of its trailer blocks, added up.
+    public var trailersLeftOut: HeaderListCut?
 
     public init(startLine: String, headers: [HTTPHeader], trailers: [HTTPHeader] = [], body: HTTPBody,
                 turn: Int, offset: Int64, lastTurn: Int? = nil, lastOffset: Int64? = nil, headSize: Int = -1) {

@@ -8,16 +8,17 @@ public enum HTTPReader {
     /// The HTTP/2 client connection preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (24 bytes).
     public static let http2Preface: [UInt8] = HTTP2FrameScanner.clientPreface
 
-    /// Reads `turns` (a flow's recorded turns, by number).
-    public static func read(_ turns: [RecordedTurn]) -> HTTPReadResult {
-        let result = readMessages(turns)
+    /// Reads `turns` (a flow's recorded turns, by number): HTTP/2 header fields within
+    /// `HeaderListLimits.standard` (`headerLimits` in tests).
+    public static func read(_ turns: [RecordedTurn], headerLimits: HeaderListLimits = .standard) -> HTTPReadResult {
+        let result = readMessages(turns, headerLimits: headerLimits)
         guard case var .conversation(conversation) = result else { return result }
         conversation.recordingStopped = HTTPConversation.RecordingStop.of(turns)
         return .conversation(conversation)
     }
 
     /// `read` without the sides' recording stops.
-    static func readMessages(_ turns: [RecordedTurn]) -> HTTPReadResult {
+    static func readMessages(_ turns: [RecordedTurn], headerLimits: HeaderListLimits = .standard) -> HTTPReadResult {
         guard let first = turns.first else {
             return .notHTTP(reason: "Nothing was kept of this flow, so there is nothing to read as HTTP.")
         }
@@ -29,7 +30,7 @@ public enum HTTPReader {
         let bytes = client.bytes
         // An HTTP/2 server may send its SETTINGS before the client's preface arrives (§3.4).
         if bytes.starts(with: http2Preface) || (bytes.count < http2Preface.count && bytes.count >= 3 && http2Preface.starts(with: bytes)) {
-            return .conversation(HTTP2Reader.read(turns))
+            return .conversation(HTTP2Reader.read(turns, headerLimits: headerLimits))
         }
         if first.turn.direction == .serverToClient && !first.bytes.starts(with: Array("HTTP/1.".utf8)) {
             return .notHTTP(reason: "The server spoke first (\(describe(first.bytes))), which HTTP/1 servers do not do; this is another protocol.")

@@ -42,6 +42,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return IPAddress(bytes: Array(bytes[12..<16]))!
     }
 
+    /// Whether this address is reachable only from this machine: 127.0.0.0/8, `::1`, or
+    /// 127.0.0.0/8 mapped into IPv6 (`::ffff:127.0.0.1`, RFC 4291 §2.5.5.2).
+    public var isLoopback: Bool {
+        let ip = unmapped
+        return ip.isIPv4 ? ip.bytes[0] == 127 : ip.bytes == [UInt8](repeating: 0, count: 15) + [1]
+    }
+
     /// The canonical text form (inet_ntop(3)): `127.0.0.1`, `::1`.
     public var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))

@@ -117,7 +117,9 @@ public struct CurlCommand: Sendable, Equatable {
         }
         words += data
         command = words.map(ShellWord.quote).joined(separator: " ")
-        note = missing
+        // HTTP/2 fields the reading left out past its limits are not in the command either.
+        let leftOut = request.headersLeftOut.map { String($0.sentence().dropLast()) + "; this command sends the ones kept." }
+        note = [missing, leftOut].compactMap { $0 }.joined(separator: " ").nilWhenEmpty
     }
 
     /// A header as `-H` takes it: `Name: value`, or `Name;` when it was sent empty (curl reads
@@ -157,4 +159,8 @@ public struct CurlCommand: Sendable, Equatable {
         if method == "HEAD" { return ["-I"] }
         return ["-X", method]
     }
+}
+
+private extension String {
+    var nilWhenEmpty: String? { isEmpty ? nil : self }
 }

@@ -215,6 +215,8 @@ public enum FlowDetailPresentation {
             ("failureReason", opt(f.failureReason)), ("bytesUp", .int(f.bytesUp)), ("bytesDown", .int(f.bytesDown)),
             ("packetsUp", optInt(f.packetsUp)), ("packetsDown", optInt(f.packetsDown)),
             ("duration", optInt(f.duration)), ("error", opt(f.error)),
+            // Requests counted without rows, past the connection's row allowance (null: none).
+            ("requestsLeftOut", optInt(f.requestsLeftOut)),
             ("clientVersions", .array(f.clientVersions.map { .string($0) })), ("clientALPN", .array(f.clientALPN.map { .string($0) })),
             ("chosenVersionSource", opt(f.chosenVersionSource)),
             ("certificate", certificateJSON(f)),

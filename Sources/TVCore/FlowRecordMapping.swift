@@ -35,6 +35,7 @@ public enum FlowRecordMapping {
         r.dnsServerAsked = f.dnsServerAsked
         r.dnsAskedAddress = f.dnsAskedAddress
         r.hostIsECHPublicName = f.hostIsECHPublicName
+        r.requestsLeftOut = f.requestsLeftOut > 0 ? Int64(clamping: f.requestsLeftOut) : nil
         switch f.versionSource {
         case .serverHello?: r.chosenVersionSource = "server_hello"
         case .upstreamLeg?: r.chosenVersionSource = "upstream_leg"

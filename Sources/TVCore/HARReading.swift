@@ -12,8 +12,10 @@ import TVHome
 /// neither is left out with a note saying why. The HAR 1.2 document is written whole or not at
 /// all (mode 0600). The command parses its options and hands over its console.
 ///
-/// Memory: the kept turns of the flows are read whole; bodies are decoded one at a time through
-/// one `BoundedBodyReader`, whose budget bounds the whole command, straight into the file.
+/// Memory: the kept turns of the flows are read whole, and held with their HTTP/2 header fields,
+/// each flow's within one reading's `HeaderListLimits` (HPACK lets a byte stand for kilobytes);
+/// bodies are decoded one at a time through one `BoundedBodyReader`, whose budget bounds the
+/// whole command, straight into the file.
 public struct HARReading: KeptContentReading {
     /// The flows to export, in order, each once.
     public let flowIDs: [Int64]

@@ -133,6 +133,7 @@ public struct HTTPPresentation: Sendable {
             if let sentence = HTTPPresentation.completeness(body.completeness) { emit("    " + sentence) }
         }
         for trailer in message.trailers { emit("    trailer \(TerminalText.line(trailer.name)): \(TerminalText.line(trailer.value))") }
+        if let cut = message.trailersLeftOut { emit("    " + cut.sentence(trailers: true)) }
     }
 
     /// The start line and headers of `message`, as printed above its body.
@@ -145,6 +146,7 @@ public struct HTTPPresentation: Sendable {
         for header in message.headers where !(header.name.hasPrefix(":")) {
             out.append("    \(TerminalText.line(header.name)): \(TerminalText.line(header.value))")
         }
+        if let cut = message.headersLeftOut { out.append("    " + cut.sentence()) }
         return out
     }
 
@@ -235,6 +237,9 @@ public struct HTTPPresentation: Sendable {
             ("startLine", .string(message.startLine)),
             ("headers", .array(message.headers.map { .array([.string($0.name), .string($0.value)]) })),
             ("trailers", .array(message.trailers.map { .array([.string($0.name), .string($0.value)]) })),
+            // HTTP/2 fields left out past `HeaderListLimits` (the sentence), else null.
+            ("headersLeftOut", message.headersLeftOut.map { .string($0.sentence()) } ?? .null),
+            ("trailersLeftOut", message.trailersLeftOut.map { .string($0.sentence(trailers: true)) } ?? .null),
             ("turn", .int(Int64(message.turn))),
             ("startOffset", .int(message.offset)),
             ("body", .object(body)),

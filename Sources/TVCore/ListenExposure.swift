@@ -8,10 +8,7 @@ public enum ListenExposure {
     /// `::1`, or IPv4-mapped 127.x (`::ffff:127.0.0.1`). The unspecified addresses (`0.0.0.0`,
     /// `::`) listen on every interface, so they are not.
     public static func isLoopback(_ address: String) -> Bool {
-        guard let ip = IPAddress(address) else { return false }
-        if ip.isIPv4 { return ip.bytes[0] == 127 }
-        if ip.bytes == [UInt8](repeating: 0, count: 15) + [1] { return true }
-        return ip.bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] && ip.bytes[12] == 127
+        IPAddress(address)?.isLoopback ?? false
     }
 
     /// The warning for an explicit or SOCKS5 proxy listening on `listen` beyond loopback without

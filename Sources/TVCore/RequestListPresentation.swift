@@ -1,5 +1,6 @@
 import FlowStore
 import FlowTerms
+import Proxy
 import TVHome
 
 /// How `tv requests` shows HTTP exchanges: one line each, newest first — id, time (UTC), method,
@@ -175,10 +176,31 @@ public struct RequestListPresentation: Sendable {
         ])
     }
 
-    /// `tv flow ID`'s list of the flow's requests, in order (nothing when it has none).
-    public static func flowLines(_ exchanges: [ExchangeRecord], damaged: [DamagedRow]) -> [String] {
-        guard !exchanges.isEmpty || !damaged.isEmpty else { return [] }
-        var out = ["", "HTTP requests (\(exchanges.count); `tv request ID` shows one):"]
+    /// The most requests `tv flow ID` lists (its first; `tv requests --flow ID` pages through
+    /// the rest), as `tv requests` shows a page by default.
+    public static let flowLineCap = 50
+
+    /// Of a flow whose connection made more requests than its row allowance: how many were
+    /// counted and not written, and the allowance.
+    public static func leftOutSentence(_ count: Int64, allowance: RequestRowAllowance = .standard) -> String {
+        "\(ByteWords.grouped(count)) more request\(count == 1 ? " was" : "s were") read on this connection and counted, not written:"
+            + " tv writes a connection's first \(ByteWords.grouped(Int64(allowance.first))) requests, then \(allowance.perSecond) a second"
+            + " (far more than a browser makes; a flood such as HTTP/2's rapid reset is held to that)."
+    }
+
+    /// `tv flow ID`'s list of the flow's requests, in order (nothing when it has none):
+    /// `exchanges` are the first of `total` (all of them when nil), `leftOut` those counted
+    /// without rows (`FlowRecord.requestsLeftOut`).
+    public static func flowLines(_ exchanges: [ExchangeRecord], damaged: [DamagedRow], total: Int? = nil, leftOut: Int64? = nil,
+                                 flowID: Int64? = nil) -> [String] {
+        let leftOutLines = leftOut.map { ["  " + leftOutSentence($0)] } ?? []
+        guard !exchanges.isEmpty || !damaged.isEmpty else { return leftOutLines.isEmpty ? [] : [""] + leftOutLines }
+        let total = max(total ?? exchanges.count, exchanges.count)
+        let count = total > exchanges.count
+            ? "the first \(ByteWords.grouped(Int64(exchanges.count))) of \(ByteWords.grouped(Int64(total)))"
+                + (flowID.map { "; `tv requests --flow \($0)` lists them all" } ?? "")
+            : ByteWords.grouped(Int64(total))
+        var out = ["", "HTTP requests (\(count); `tv request ID` shows one):"]
         let rows = exchanges.map(row)
         let idWidth = rows.map(\.id.count).max() ?? 0
         let methodWidth = rows.map(\.method.count).max() ?? 0
@@ -191,13 +213,18 @@ public struct RequestListPresentation: Sendable {
             out.append(line)
         }
         for row in damaged { out.append("  " + row.sentence) }
-        return out
+        if total > exchanges.count { out.append("  … \(ByteWords.grouped(Int64(total - exchanges.count))) more") }
+        return out + leftOutLines
     }
 
-    /// `tv flow ID --json`: the flow's object with its requests added as `requests`.
-    public static func json(flow: JSONValue, _ exchanges: [ExchangeRecord]) -> JSONValue {
+    /// `tv flow ID --json`: the flow's object with its requests added as `requests` (the first
+    /// of `requestCount` when given: `tv requests --flow ID --json` pages through them all), and
+    /// `requestsLeftOutSentence` (`leftOutSentence` of its `requestsLeftOut`, else null).
+    public static func json(flow: JSONValue, _ exchanges: [ExchangeRecord], requestCount: Int? = nil, leftOut: Int64? = nil) -> JSONValue {
         guard case var .object(fields) = flow else { return flow }
         fields.append(("requests", .array(exchanges.map(json))))
+        if let requestCount { fields.append(("requestCount", .int(Int64(max(requestCount, exchanges.count))))) }
+        fields.append(("requestsLeftOutSentence", leftOut.map { .string(leftOutSentence($0)) } ?? .null))
         return .object(fields)
     }
 

@@ -56,11 +56,21 @@ public final class HPACKInflater {
     /// bytes are UTF-8, else one ISO-8859-1 character a byte (RFC 9110 §5.5), so no byte is lost.
     /// - Throws: `HPACKError` with nghttp2's reason when the block is not valid HPACK.
     public func decode(_ block: [UInt8]) throws(HPACKError) -> [(name: String, value: String)] {
+        try decode(block) { _, _ in true }
+    }
+
+    /// Decodes one complete header block, whole (the table must follow every field), and makes
+    /// strings only of the fields `keeping` answers true for (it sees each field's bytes first,
+    /// in order): a reader's limit on what it keeps (`HeaderBlockAdmission`) costs no copy of
+    /// what it leaves out.
+    /// - Throws: `HPACKError` with nghttp2's reason when the block is not valid HPACK.
+    public func decode(_ block: [UInt8], keeping: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool)
+        throws(HPACKError) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
         let failure: HPACKError? = block.withUnsafeBytes { bytes in
             do throws(HPACKError) {
                 try decode(bytes) { name, value in
-                    fields.append((Self.text(name), Self.text(value)))
+                    if keeping(name, value) { fields.append((Self.text(name), Self.text(value))) }
                 }
                 return nil
             } catch {

@@ -128,6 +128,36 @@ import Testing
         }
     }
 
+    @Test("a flow's first requests and its count (`tv flow`): open rows and two packed runs, read in request order as far as needed")
+    func firstOfAFlow() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            defer { writer.close() }
+            let a = writer.open(sampleFlow(start: 100))
+            let b = writer.open(sampleFlow(start: 200))
+            for sequence in 1...3 { writer.enqueue(.exchange(exchange(flow: a.id, sequence: sequence, at: Int64(sequence) * 10, state: .open))) }
+            writer.enqueue(.exchange(exchange(flow: b.id, sequence: 1, at: 15)))
+            writer.flush()
+            // Two batches, each held until it is all queued (one run each however busy the machine).
+            for batch in [4...60, 61...120] {
+                writer.pauseForTesting()
+                for sequence in batch { writer.enqueue(.exchange(exchange(flow: a.id, sequence: sequence, at: Int64(sequence) * 10))) }
+                writer.resumeForTesting()
+                writer.flush()
+            }
+            #expect(try count(store, "SELECT count(*) FROM exchange_runs WHERE flow_id = \(a.id)") == 2)
+            let five = try store.exchanges(ofFlow: a.id, first: 5)
+            #expect(five.exchanges.map(\.sequence) == [1, 2, 3, 4, 5])
+            #expect(five.total == 120 && five.damaged.isEmpty)
+            #expect(try store.exchanges(ofFlow: a.id, first: 70).exchanges.map(\.sequence) == Array(1...70))
+            #expect(try store.exchanges(ofFlow: a.id, first: 500).exchanges.map(\.sequence) == Array(1...120))
+            let none = try store.exchanges(ofFlow: a.id, first: 0)
+            #expect(none.exchanges.isEmpty && none.total == 120)
+            let other = try store.exchanges(ofFlow: b.id, first: 5)
+            #expect(other.exchanges.map(\.sequence) == [1] && other.total == 1)
+        }
+    }
+
     @Test("a writer started later ends an exchange an earlier one left open in its row, not in a run")
     func laterWriterEndsTheOpenRow() throws {
         try withStore { store, _ in

@@ -8,11 +8,11 @@ import FlowTerms
 @Suite struct FlowWriterUpsertTests {
     static let s: Int64 = 1_000_000
 
-    @Test("the upsert: OR FAIL (no statement journal for a rewrite), 41 parameters (47 with the program's columns), the audit session last")
+    @Test("the upsert: OR FAIL (no statement journal for a rewrite), 42 parameters (48 with the program's columns), the audit session last")
     func statementShape() {
         #expect(FlowRecordColumns.upsertSQL.hasPrefix("INSERT OR FAIL INTO flows ("))
-        #expect(FlowRecordColumns.upsertSQL.filter { $0 == "?" }.count == 41)
-        #expect(FlowRecordColumns.upsertWithProgramSQL.filter { $0 == "?" }.count == 47)
+        #expect(FlowRecordColumns.upsertSQL.filter { $0 == "?" }.count == 42)
+        #expect(FlowRecordColumns.upsertWithProgramSQL.filter { $0 == "?" }.count == 48)
         #expect(FlowRecordColumns.upsertSQL.contains("audit_session_id) VALUES ("))
         #expect(!FlowRecordColumns.upsertSQL.contains("SELECT"))
     }
@@ -23,6 +23,8 @@ import FlowTerms
         f.id = i
         f.duration = closed ? i : nil
         if i % 6 == 0 { f.otherHosts = ["o\(i % 4).test"] }
+        // Requests counted without rows: with a known program (8), an unknown one (13), none (3).
+        if i % 5 == 3 { f.requestsLeftOut = i * 1_000 }
         return f
     }
 
@@ -54,7 +56,8 @@ import FlowTerms
     static let rowsSQL = """
         SELECT 'row', id, start_time, ifnull(duration, 'open'), ifnull(host, '-'), other_hosts, server_address, client_address,
                ifnull(program_pid, '-'), ifnull(program_command, '-'), ifnull(program_executable, '-'), ifnull(program_uid, '-'),
-               ifnull(program_user, '-'), ifnull(program_unknown, '-'), ifnull(audit_session_id, '-') FROM flows ORDER BY id
+               ifnull(program_user, '-'), ifnull(program_unknown, '-'), ifnull(audit_session_id, '-'), ifnull(requests_left_out, '-')
+        FROM flows ORDER BY id
         """
 
     func lines(_ database: SQLiteDatabase, _ sql: String) throws -> [String] {
@@ -74,6 +77,8 @@ import FlowTerms
             for batch in Self.batches { try writer.write(batch) }
             writer.close()
             try store.connection.withDatabase { results.append(try lines($0, Self.rowsSQL) + FlowWriterTriggerTests().derived($0)) }
+            #expect(try store.flow(id: 8)?.requestsLeftOut == 8_000)
+            #expect(try store.flow(id: 7)?.requestsLeftOut == nil)
         }
         // A connection with the triggers: one upsert a flow event, the program set after, no audit session.
         try withStore { store, _ in
@@ -102,10 +107,12 @@ import FlowTerms
         #expect(results[0] == results[1])
         let rows = results[0].filter { $0.hasPrefix("row ") }
         #expect(rows.count == 110)
-        #expect(rows.first == "row 1 110000000 1 h1.test  10.0.1.1 10.1.0.1 - - - - - socket_gone -")
-        #expect(rows[3] == "row 4 170000000 4 h4.test  10.0.4.1 10.1.0.1 4 curl /usr/bin/curl 1000 u4 - -")
-        #expect(rows[5] == "row 6 210000000 6 h6.test o2.test 10.0.1.1 10.1.0.0 - - - - - - -")
-        #expect(rows[109] == "row 110 2200000000 open h5.test  10.0.0.1 10.1.0.2 - - - - - - -")
+        #expect(rows.first == "row 1 110000000 1 h1.test  10.0.1.1 10.1.0.1 - - - - - socket_gone - -")
+        #expect(rows[3] == "row 4 170000000 4 h4.test  10.0.4.1 10.1.0.1 4 curl /usr/bin/curl 1000 u4 - - -")
+        #expect(rows[5] == "row 6 210000000 6 h6.test o2.test 10.0.1.1 10.1.0.0 - - - - - - - -")
+        #expect(rows[7] == "row 8 250000000 8 h1.test  10.0.3.1 10.1.0.2 8 curl /usr/bin/curl 1000 u8 - - 8000")
+        #expect(rows[12] == "row 13 350000000 13 h6.test  10.0.3.1 10.1.0.1 - - - - - socket_gone - 13000")
+        #expect(rows[109] == "row 110 2200000000 open h5.test  10.0.0.1 10.1.0.2 - - - - - - - -")
         // Every flow counted once, in its latest minute.
         let minutes = results[0].filter { $0.hasPrefix("activity 60 ") }.map { Int($0.split(separator: " ")[3])! }
         #expect(minutes.reduce(0, +) == 110)

@@ -260,3 +260,27 @@ struct ExchangeReaderHTTP2Tests {
         #expect(p.reader.stop == .malformed("A frame of type 0 came in the middle of a header block, where only CONTINUATION may (RFC 9113 §6.10)."))
     }
 }
+
+extension ExchangeReaderHTTP2Tests {
+    /// The data path keeps of a header block what the readers of kept turns keep
+    /// (`HeaderListLimits`: 262,144 a block): a field past it never reaches the row, as it never
+    /// reaches `tv request`. An HPACK bomb's references were each copied whole before.
+    @Test("a response head past one block's room: its :status is read; a content-type after 64 references to a 4,000-byte field is not")
+    func fieldsPastTheBlockRoom() {
+        let p = ExchangePlaybook(http2: true)
+        p.feed(Self.preface + Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, Self.c31), .clientToServer, at: 1)
+        // :status 200; x-big (4,000 bytes) into the table, 69 references to it (42 + 64 × 4,037
+        // fit), then content-type text/late (static name 31, literal without indexing).
+        let head: [UInt8] = [0x88, 0x40, 0x05] + Array("x-big".utf8) + [0x7f, 0xa1, 0x1e] + [UInt8](repeating: 0x42, count: 4_000)
+            + [UInt8](repeating: 0xbe, count: 69) + [0x0f, 0x10, 0x09] + Array("text/late".utf8)
+        let rows = p.feed(Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, head), .serverToClient, at: 2)
+        #expect(rows.map(\.status) == [200])
+        #expect(rows.map(\.contentType) == [nil])
+        #expect(rows.map(\.state) == [.complete])
+        // Reading goes on with the next block, whole.
+        p.feed(Self.frame(0x1, Self.endHeaders | Self.endStream, 3, Self.c32), .clientToServer, at: 3)
+        let next = p.feed(Self.frame(0x1, Self.endHeaders | Self.endStream, 3, [0x88, 0x0f, 0x10, 0x0a] + Array("text/plain".utf8)), .serverToClient, at: 4)
+        #expect(next.map(\.contentType) == ["text/plain"])
+        #expect(p.reader.stop == nil)
+    }
+}

@@ -82,6 +82,24 @@ struct SlowClientPolicyTests {
         #expect(limit.openConnections(Self.b) == 0)
     }
 
+    @Test("ClientAddressLimit: loopback (127.0.0.0/8, ::1, ::ffff:127.x) is every local program, not one client: never counted; every other address is")
+    func loopbackIsNotCounted() {
+        var limit = ClientAddressLimit(maximum: 2, noticeIntervalNanos: 1_000)
+        for text in ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"] {
+            let address = IPAddress(text)!
+            #expect(!ClientAddressLimit.counts(address))
+            for i in 0..<1_100 { #expect(limit.admit(address, now: UInt64(i)) == .admitted) }
+            #expect(limit.openConnections(address) == 0)
+        }
+        #expect(limit.addresses == 0)
+        for text in ["192.0.2.2", "::ffff:10.0.0.1", "fe80::1", "2001:db8::1", "0.0.0.0", "128.0.0.1"] {
+            #expect(ClientAddressLimit.counts(IPAddress(text)!))
+        }
+        #expect(limit.admit(Self.a, now: 10) == .admitted)
+        #expect(limit.admit(Self.a, now: 11) == .admitted)
+        #expect(limit.admit(Self.a, now: 12) == .refused(notice: 1))
+    }
+
     @Test("ClientAddressLimit: 0 is no limit; the default is a quarter of the cap within 64…1024")
     func noLimitAndDefault() {
         var none = ClientAddressLimit(maximum: 0)

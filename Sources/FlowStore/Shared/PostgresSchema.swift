@@ -265,6 +265,10 @@ enum PostgresSchema {
         ALTER TABLE flows ADD COLUMN dns_asked_address TEXT;
         ALTER TABLE flows ADD COLUMN other_hosts_origin TEXT;
         """,
+        // 11 (h2bomb): requests counted on a connection without their rows (SQLite's migration 30).
+        """
+        ALTER TABLE flows ADD COLUMN requests_left_out BIGINT;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

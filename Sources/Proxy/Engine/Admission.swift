@@ -31,7 +31,8 @@ extension ProxyShared {
             }
             return .refusedByCap
         }
-        guard let address else { return .admitted(address: nil) }
+        // Loopback is not counted per address (`ClientAddressLimit.counts`): no lock taken.
+        guard let address, ClientAddressLimit.counts(address) else { return .admitted(address: nil) }
         switch clientAddresses.withLock({ $0.admit(address, now: now) }) {
         case .admitted:
             return .admitted(address: address)

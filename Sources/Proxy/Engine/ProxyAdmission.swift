@@ -20,9 +20,11 @@ final class ProxyAdmission {
         if case .connection(.explicitHTTP) = frontEnd {
             capRefusal = ConnectionMachine.errorResponse(503,
                 body: "tv: too many connections are open (the limit is \(loop.shared.connectionCap)); try again later")
+            // The address's count, not the client's: programs and machines behind one address
+            // share it (a local client is never refused here: `ClientAddressLimit.counts`).
             let perClient = loop.shared.clientAddresses.withLock { $0.maximum }
             perClientRefusal = ConnectionMachine.errorResponse(503,
-                body: "tv: your address has \(perClient) connections open, the most one client may; close some and try again")
+                body: "tv: \(perClient) connections from this client's address are open, the most one address may hold (every program and machine behind it counts); try again once some have closed")
         } else {
             capRefusal = nil
             perClientRefusal = nil

@@ -88,6 +88,15 @@ extension ProxyConnection {
         var refusal: ExchangeRefusal?
         if plain == nil, case .refused(let refused)? = reader.stop { refusal = refused }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
+        // Requests past the connection's row allowance: the flow keeps their count.
+        let leftOut = reader.requestsLeftOut
+        if leftOut > 0, let plain {
+            if UInt64(leftOut) != plain.machine.facts?.requestsLeftOut {
+                feedPlain(.requestRowsLeftOut(flow: UInt64(reader.settings.flowID), count: leftOut))
+            }
+        } else if leftOut > 0, UInt64(leftOut) != machine.facts.requestsLeftOut {
+            feed(.requestRowsLeftOut(leftOut))
+        }
         // The head is in; its body is still to come: acknowledge now rather than after the
         // delayed-ACK timer (40 ms on Linux), which a client holding a small body under
         // Nagle's algorithm would wait out. One setsockopt per such request.

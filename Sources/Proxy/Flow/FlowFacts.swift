@@ -180,6 +180,9 @@ public struct FlowFacts: Sendable, Hashable {
     /// `host` is the server_name of a ClientHello carrying `encrypted_client_hello`: the outer
     /// (public) name of an ECH handshake (or the real one, if the extension was GREASE).
     public var hostIsECHPublicName = false
+    /// Requests read on the connection and counted without rows, past its row allowance
+    /// (`RequestRowAllowance`); 0 when every request got its row.
+    public var requestsLeftOut: UInt64 = 0
 
     /// - Parameter reached: where the client's connection reached tv (`reached`), when known.
     public init(id: UInt64, startMicros: Int64, client: Endpoint, reached: Endpoint? = nil) {

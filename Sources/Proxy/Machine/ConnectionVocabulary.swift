@@ -170,6 +170,9 @@ extension ConnectionMachine {
         /// (`ExchangeReader.Stop.malformed`, the reader's sentence): the bytes go on as they
         /// come; the flow says why its open rows end incomplete.
         case exchangeReadingStopped(String)
+        /// The relay's reader has counted this many requests without rows so far, past the
+        /// connection's `RequestRowAllowance` (the flow says how many; its next report carries it).
+        case requestRowsLeftOut(Int)
         /// The driver could not do what a command asked (no TLS session, no CA…).
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.

@@ -10,7 +10,8 @@ import Wire
 /// when the body streams past that burst, and every 2 s or more while its bytes move).
 ///
 /// Bounded per connection: heads up to 64 KiB, header blocks up to 256 KiB, at most
-/// `Settings.maxOpen` exchanges waiting at once. HTTP/1 bytes tv cannot follow are refused
+/// `Settings.maxOpen` exchanges waiting at once, and rows as `RequestRowAllowance` allows (the
+/// rest read on, counted: `requestsLeftOut`). HTTP/1 bytes tv cannot follow are refused
 /// (`Stop.refused`, `ExchangeRefusal`: not forwarded, answered where an answer fits, the
 /// connection closed), so no request passes without its row; HTTP/2 that breaks the rules
 /// stops the reading (`Stop.malformed`) and its bytes go on. Either way what is open becomes
@@ -36,10 +37,13 @@ final class ExchangeReader {
         /// trial's `Host: b.test` was not said (and `--curl` dropped it); recorded as the client's
         /// without `sentTo`, an earlier trial's `--curl` replayed to `other.invalid:9`.
         var target: (scheme: String, authority: String)?
+        /// How many of the connection's requests get rows (the rest are counted).
+        var requestRows = RequestRowAllowance.standard
 
         static func == (a: Settings, b: Settings) -> Bool {
             a.flowID == b.flowID && a.scheme == b.scheme && a.keepsQuery == b.keepsQuery && a.http2 == b.http2
                 && a.maxOpen == b.maxOpen && a.target?.scheme == b.target?.scheme && a.target?.authority == b.target?.authority
+                && a.requestRows == b.requestRows
         }
     }
 
@@ -79,8 +83,15 @@ final class ExchangeReader {
     /// The HTTP/1 exchanges read before the reader was last released (their numbering goes on).
     private var http1Sequence = 0
 
+    /// Which requests get rows: the records of the others are not told (`requestsLeftOut`).
+    private var rows: RequestRowAllowance
+
+    /// Requests read and counted without a row (past `Settings.requestRows`).
+    var requestsLeftOut: Int { rows.leftOut }
+
     init(_ settings: Settings) {
         self.settings = settings
+        rows = settings.requestRows
         if settings.http2 { http2 = HTTP2ExchangeReading(settings) }
     }
 
@@ -106,7 +117,8 @@ final class ExchangeReader {
             var told = false
             found = read(bytes, direction, at: micros) { told = true; emit($0) }
             if found == nil, !told {
-                if let http2 { http2.eachOpen(emit) } else { http1?.eachOpen(emit) }
+                func pass(_ record: ExchangeRecord) { if rows.passes(record, at: micros) { emit(record) } }
+                if let http2 { http2.eachOpen(pass) } else { http1?.eachOpen(pass) }
             }
         } else {
             found = read(bytes, direction, at: micros, emit: emit)
@@ -114,9 +126,11 @@ final class ExchangeReader {
         if let found { halt(found, at: micros, emit: emit) }
     }
 
+    /// Reads a burst; `emit` hears the records of the requests that get rows (`rows`).
     private func read(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64, emit: (ExchangeRecord) -> Void) -> Stop? {
-        if let http2 { return http2.feed(bytes, direction, at: micros, emit: emit) }
-        return http1!.feed(bytes, direction, at: micros, emit: emit)
+        func pass(_ record: ExchangeRecord) { if rows.passes(record, at: micros) { emit(record) } }
+        if let http2 { return http2.feed(bytes, direction, at: micros, emit: pass) }
+        return http1!.feed(bytes, direction, at: micros, emit: pass)
     }
 
     /// While bytes move, the open exchanges are told again at most every
@@ -195,8 +209,9 @@ final class ExchangeReader {
 
     private func halt(_ reason: Stop, at micros: Int64, emit: (ExchangeRecord) -> Void) {
         stop = reason
-        http1?.end(at: micros, emit: emit)
-        http2?.end(at: micros, emit: emit)
+        func pass(_ record: ExchangeRecord) { if rows.passes(record, at: micros) { emit(record) } }
+        http1?.end(at: micros, emit: pass)
+        http2?.end(at: micros, emit: pass)
         http1 = nil
         http2 = nil
     }

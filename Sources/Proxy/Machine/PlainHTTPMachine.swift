@@ -108,6 +108,8 @@ struct PlainHTTPMachine {
             finish(reset: reset, failure: .read(from: .client, reset: reset, text))
         case .serverBytes(let chunk):
             serverBytes(chunk)
+        case let .requestRowsLeftOut(flow, count):
+            if facts?.id == flow { facts?.requestsLeftOut = UInt64(max(0, count)) }
         case .serverEnded:
             serverEnded()
         case let .serverFailed(reset, text):

@@ -55,6 +55,9 @@ extension PlainHTTPMachine {
         case passDone(clientReadClosed: Bool, clientUnsent: Bool)
         /// After `.shutdownClientWrite(finishWhenSent: true)`: everything reached the client.
         case clientSent
+        /// Flow `flow`'s reader has counted this many requests without rows so far, past its
+        /// `RequestRowAllowance` (the flow says how many; its next report carries it).
+        case requestRowsLeftOut(flow: UInt64, count: Int)
         /// tv is stopping. `holdsNothing`: the driver sent everything it held for either leg (one
         /// try, just before): a connection between exchanges then closes with FINs, so the client
         /// still reads what its socket holds of the last response (a reset would discard it).

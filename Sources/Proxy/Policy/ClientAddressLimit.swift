@@ -7,6 +7,21 @@ import LocalCA
 ///
 /// Refusals are said once per address per `NoticeThrottle` interval (`Admission.refused`'s
 /// `notice` counts the refusals that notice covers) and counted by the caller.
+///
+/// Loopback clients are not counted per address (`counts`): every local program is 127.0.0.1
+/// (or ::1), so the address names no client. A trial's program holding 1,100 idle connections
+/// from 127.0.0.1, reopening each one tv closed, had every other local program refused with
+/// "your address has 1024 connections open" for as long as it ran. Counting per program instead
+/// would need each connection's program on the accept path: `ProgramLookup` reads the owner's
+/// descriptors (`SocketOwners`), and for a program holding 1,100 sockets one such walk took
+/// 5.7 ms (1,107 readlinkat(2), this 2-core VM), so the loop could name fewer connections a
+/// second than the program reopens; the lookup thread names them afterwards, too late to refuse.
+/// Per user (sock_diag gives the socket's uid in one exact query) would not help: the programs
+/// shut out were the same user's. Local clients are bounded by the connection cap (10,000 by
+/// default, fewer when descriptors are short), whose refusal says the proxy is full, which is
+/// true for everyone; a program of tv's own user can stop tv outright in any case. Clients of
+/// this host reaching tv at another of its addresses (or redirected there in transparent mode)
+/// come from that address and are still counted on it.
 struct ClientAddressLimit: Sendable {
     /// Connections one address may hold; 0 = no limit.
     let maximum: Int
@@ -30,9 +45,14 @@ struct ClientAddressLimit: Sendable {
         case refused(notice: UInt64?)
     }
 
-    /// A connection from `address` was accepted at `now` (monotonic ns).
+    /// Whether connections from `address` count against the limit: all but loopback ones
+    /// (`IPAddress.isLoopback`: 127.0.0.0/8, ::1, and 127.0.0.0/8 mapped into IPv6).
+    static func counts(_ address: IPAddress) -> Bool { !address.isLoopback }
+
+    /// A connection from `address` was accepted at `now` (monotonic ns). A loopback address is
+    /// admitted without being counted (`counts`).
     mutating func admit(_ address: IPAddress, now: UInt64) -> Admission {
-        guard maximum > 0 else { return .admitted }
+        guard maximum > 0, Self.counts(address) else { return .admitted }
         let count = open[address, default: 0]
         if count < maximum {
             open[address] = count + 1
@@ -58,8 +78,8 @@ struct ClientAddressLimit: Sendable {
     var addresses: Int { open.count }
 
     /// The default: a quarter of the connection cap, at least 64, at most 1,024 (a browser opens
-    /// up to 256 connections, the whole host through an explicit proxy on 127.0.0.1 a few
-    /// hundred; a flood of slow connections from one address is held to this).
+    /// up to 256 connections, a machine behind one address a few hundred; a flood of slow
+    /// connections from one address is held to this).
     static func defaultMaximum(connectionCap: Int) -> Int {
         min(1_024, max(64, connectionCap / 4))
     }

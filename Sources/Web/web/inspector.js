@@ -76,7 +76,12 @@ async function inspector(id) {
         // Opened from here, a request's way back is to this flow (`?flow=`), not the Requests list.
         h("td", {}, x.id ? h("a", { href: routeTo("request/" + x.id, new URLSearchParams({ flow: id })) }, requestPath(x)) : requestPath(x)),
         h("td", { class: "num" }, requestStatus(x)))))));
+    // `tv flow --json` lists a connection's first requests and counts them all (a trial's had 200,000).
+    if (detail.requestCount > detail.requests.length) parts.push(h("p", { class: "muted", "data-shown": "requests" },
+      "The first " + detail.requests.length.toLocaleString("en-US") + " of " + detail.requestCount.toLocaleString("en-US")
+      + " requests; tv requests --flow " + id + " lists them all."));
   }
+  if (detail.requestsLeftOutSentence) parts.push(h("p", { class: "muted", "data-left-out": "requests" }, detail.requestsLeftOutSentence));
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
   api("/api/flows/" + id + "/turns").then(t => {
@@ -214,8 +219,10 @@ function messageView(title, m, flow) {
   const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note]
     .filter(Boolean).map((t, i) => (i === 0 ? t : t.charAt(0).toLowerCase() + t.slice(1)).replace(/\.$/, "")).join("; ");
   const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
-  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body,
-    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, turnLink, trailers,
+  // HTTP/2 fields tv left out past its header limits: the reading's own sentence.
+  const leftOut = text => text ? h("p", { class: "muted", "data-left-out": "headers" }, text) : null;
+  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), leftOut(m.headersLeftOut), body,
+    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, turnLink, trailers, leftOut(m.trailersLeftOut),
     facts ? h("p", { class: "muted" }, facts) : null);
 }
 

@@ -189,10 +189,13 @@ enum FlowCommands {
         let store = try openStoreForReading(inv)
         defer { store.close() }
         guard let record = try store.flow(id: id) else { throw ContentRefusal.noFlow(id) }
-        let exchanges = try store.exchanges(ofFlow: id)
+        // The first requests and their count, as packets are shown (a trial's connection had
+        // 200,000 and every one was printed).
+        let exchanges = try store.exchanges(ofFlow: id, first: RequestListPresentation.flowLineCap)
         if inv.json {
             let captured = try? CaptureCommands.capturedCount(inv, flow: id)
-            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.detailJSON(record, packetsCaptured: captured), exchanges.exchanges)
+            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.detailJSON(record, packetsCaptured: captured), exchanges.exchanges,
+                                                          requestCount: exchanges.total, leftOut: record.requestsLeftOut)
                 .serialized(pretty: true))
         } else {
             let content = try ContentStore(readingHome: try inv.existingHome())
@@ -200,7 +203,8 @@ enum FlowCommands {
             let summary = try content.summary(flow: id)
             let leftOpen = record.duration == nil && ((try? store.isLeftOpen(flowID: id)) ?? false)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary, leftOpen: leftOpen) { inv.console.line(line) }
-            for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged) { inv.console.line(line) }
+            for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged, total: exchanges.total,
+                                                          leftOut: record.requestsLeftOut, flowID: id) { inv.console.line(line) }
             for line in try CaptureCommands.flowPacketLines(inv, flow: id, carried: (record.packetsUp ?? 0) + (record.packetsDown ?? 0)) { inv.console.line(line) }
         }
         return 0

@@ -24,7 +24,7 @@ enum RunCommands {
                   OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default: the MTU of this host's route out)."),
                   OptionSpec("server-ports", value: "PROTO:PORTS", help: "--mode tun: what this host sends from these ports leaves by main's routes, unseen, all session, bound or not (udp:51820,udp:60000-61000,tcp:8443): a UDP server in the ephemeral range (WireGuard, mosh) stays reachable from beyond the LAN; comma-separated, repeatable.", repeatable: true),
                   OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
-                  OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
+                  OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said. Loopback clients (this host's programs) are bound only by the connection cap."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
                   OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting."),
                   OptionSpec("audit", value: "PROJECT", help: "Record an audit session of PROJECT for as long as this session runs (`tv audit`)."),
