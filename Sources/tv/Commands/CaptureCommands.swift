@@ -186,6 +186,14 @@ extension CaptureCommands {
         return try catalog.packetCount(flow: UInt64(id))
     }
 
+    /// Every packet captured of each of `flows`, by id (`tv flows --json`).
+    static func capturedCounts(_ inv: Invocation, flows ids: [Int64]) throws -> [Int64: Int64] {
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        let counts = try catalog.packetCounts(flows: ids.map { UInt64(bitPattern: $0) })
+        return Dictionary(uniqueKeysWithValues: counts.map { (Int64(bitPattern: $0.key), $0.value) })
+    }
+
     static func flowPacketLines(_ inv: Invocation, flow id: Int64, carried: Int64 = 0) throws -> [String] {
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
