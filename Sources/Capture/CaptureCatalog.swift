@@ -139,6 +139,19 @@ public struct CaptureCatalog {
         try database.scalar("SELECT coalesce(max(packets), 0) FROM packet_counts WHERE flow_id = ?", [.integer(Int64(bitPattern: flow))]).int64 ?? 0
     }
 
+    /// Every packet captured for each of `flows` (0 for a flow with none): one statement, a
+    /// primary-key probe per flow.
+    public func packetCounts(flows: [UInt64]) throws -> [UInt64: Int64] {
+        guard !flows.isEmpty else { return [:] }
+        let select = try database.prepare("SELECT coalesce(max(packets), 0) FROM packet_counts WHERE flow_id = ?")
+        var out: [UInt64: Int64] = [:]
+        for flow in flows {
+            try select.bind([.integer(Int64(bitPattern: flow))])
+            out[flow] = try select.step() ? select.int64(at: 0) : 0
+        }
+        return out
+    }
+
     /// The packet rows of `flow` in order, at most `limit`.
     /// - Throws: `FlowStoreError`; `DamagedRow`-style values are skipped (a direction or meaning
     ///   this version does not know is not a packet it can describe).

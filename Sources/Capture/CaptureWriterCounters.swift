@@ -13,6 +13,10 @@ public struct CaptureWriterCounters: Sendable, Equatable {
     public var filesOpened: UInt64 = 0
     /// The file being written now, nil when none is open.
     public var recordingSequence: Int64?
+    /// Packets in the file being written now (`packetsWritten` is the writer's, across its files:
+    /// after a rotation `tv status` read "capture 12 recording, 5,651 packets written" of a file
+    /// holding none: a trial).
+    public var recordingPackets: Int64 = 0
     /// The files this writer opened and kept, in order (`tv exec`'s closing lines): not always
     /// a range, since two sessions writing at once take numbers in turn. A last file removed
     /// at the stop for holding no packet is not among them.

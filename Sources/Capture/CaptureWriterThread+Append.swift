@@ -124,7 +124,10 @@ extension CaptureWriterThread {
         if flowCounts.count > 200_000 { flowCounts = counts }
         let dropped = backlog.append(.init(seq: open.seq, bytes: open.bytes, packets: open.packets, rows: tally, packetCount: packets))
         if dropped > 0 { countFailed(dropped, &failed) }
-        box.state.withLock { $0.writeMode = open.output.mode }
+        box.state.withLock {
+            $0.writeMode = open.output.mode
+            $0.recordingPackets = open.packets
+        }
         commitBacklog(database)
         return index
     }

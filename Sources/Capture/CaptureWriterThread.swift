@@ -268,6 +268,7 @@ final class CaptureWriterThread: QueueWriter {
         box.state.withLock {
             $0.filesOpened &+= 1
             $0.recordingSequence = seq
+            $0.recordingPackets = 0
             $0.sequencesOpened.append(seq)
             $0.writeMode = output.mode
         }
@@ -295,7 +296,10 @@ final class CaptureWriterThread: QueueWriter {
         }
         _ = flock(fd, LOCK_UN)
         background.syncAndClose(handed)
-        box.state.withLock { $0.recordingSequence = nil }
+        box.state.withLock {
+            $0.recordingSequence = nil
+            $0.recordingPackets = 0
+        }
         return (open.seq, open.packets)
     }
 

@@ -18,6 +18,11 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
     /// RST: the connection was cut off; or an ICMP destination unreachable (ICMPv4 type 3,
     /// ICMPv6 type 1), UDP's answer for the same (a port unreachable was titled "data": a trial).
     case cutOff = "cut_off"
+    /// An ICMP "fragmentation needed" (type 3 code 4) or ICMPv6 "packet too big" (type 2): a
+    /// datagram was larger than a link on the way takes (its MTU is in the message). Nothing was
+    /// cut off: the sender sends smaller and the flow goes on (a trial read IPv4's as "cut off",
+    /// IPv6's as "data").
+    case tooBigForPath = "too_big_for_path"
 
     /// The words people read ("delivery confirmed").
     public var words: String {
@@ -28,6 +33,7 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
         case .deliveryConfirmed: return "delivery confirmed"
         case .finishedSending: return "finished sending"
         case .cutOff: return "cut off"
+        case .tooBigForPath: return "too big for the path"
         }
     }
 
@@ -40,7 +46,11 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
     /// as a confirmation would hide the one thing worth telling. Then SYN (with or without ACK),
     /// then FIN, then payload; a segment with none of them confirms delivery.
     ///   - destinationUnreachable: the packet is an ICMP or ICMPv6 destination unreachable.
-    public static func classify(tcpFlags: UInt8?, payloadLength: Int, destinationUnreachable: Bool = false) -> PacketMeaning {
+    ///   - pathTooSmall: the packet is an ICMP fragmentation needed or ICMPv6 packet too big
+    ///     (it outranks `destinationUnreachable`, of which IPv4's is a code).
+    public static func classify(tcpFlags: UInt8?, payloadLength: Int, destinationUnreachable: Bool = false,
+                                pathTooSmall: Bool = false) -> PacketMeaning {
+        if pathTooSmall { return .tooBigForPath }
         if destinationUnreachable { return .cutOff }
         guard let flags = tcpFlags else { return .data }
         if flags & TCPFlags.rst != 0 { return .cutOff }

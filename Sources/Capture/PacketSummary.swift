@@ -13,17 +13,21 @@ public struct PacketSummary: Sendable, Equatable {
     public var payloadLength: Int
     /// An ICMP (type 3) or ICMPv6 (type 1) destination unreachable.
     public var destinationUnreachable: Bool
+    /// An ICMP fragmentation needed (type 3 code 4) or ICMPv6 packet too big (type 2).
+    public var pathTooSmall: Bool
 
-    public init(transport: UInt8?, tcpFlags: UInt8?, payloadLength: Int, destinationUnreachable: Bool = false) {
+    public init(transport: UInt8?, tcpFlags: UInt8?, payloadLength: Int, destinationUnreachable: Bool = false, pathTooSmall: Bool = false) {
         self.transport = transport
         self.tcpFlags = tcpFlags
         self.payloadLength = payloadLength
         self.destinationUnreachable = destinationUnreachable
+        self.pathTooSmall = pathTooSmall
     }
 
     /// What the packet meant (`PacketMeaning.classify`).
     public var meaning: PacketMeaning {
-        PacketMeaning.classify(tcpFlags: tcpFlags, payloadLength: payloadLength, destinationUnreachable: destinationUnreachable)
+        PacketMeaning.classify(tcpFlags: tcpFlags, payloadLength: payloadLength, destinationUnreachable: destinationUnreachable,
+                               pathTooSmall: pathTooSmall)
     }
 
     /// Reads `bytes` (the captured part of a packet of `originalLength` bytes on the wire; lengths
@@ -48,8 +52,12 @@ public struct PacketSummary: Sendable, Equatable {
         case IPProtocolNumber.udp:
             return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset - 8))
         case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
-            let unreachable = offset < bytes.count && bytes[offset] == (proto == IPProtocolNumber.icmp ? 3 : 1)
-            return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset), destinationUnreachable: unreachable)
+            let v4 = proto == IPProtocolNumber.icmp
+            let type = offset < bytes.count ? bytes[offset] : nil
+            let unreachable = type == (v4 ? 3 : 1)
+            let tooBig = v4 ? unreachable && offset + 1 < bytes.count && bytes[offset + 1] == 4 : type == 2
+            return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset), destinationUnreachable: unreachable,
+                                 pathTooSmall: tooBig)
         default:
             return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset))
         }

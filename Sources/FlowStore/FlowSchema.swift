@@ -728,6 +728,21 @@ public enum FlowSchema {
         """
         ALTER TABLE flows ADD COLUMN requests_left_out INTEGER;   -- requests counted, not written
         """,
+        // 31 (session 42): packets.meaning gains 'too_big_for_path' (an ICMP fragmentation needed
+        // or ICMPv6 packet too big: `PacketMeaning.tooBigForPath`; a trial's were titled "cut
+        // off" and "data", though the flow went on). As in 9 and 25, only the CHECK list widens,
+        // so the stored SQL is edited in place (sqlite.org/lang_altertable.html §7); the table
+        // made and dropped after it changes the schema cookie, so other connections read the
+        // schema again. Rows written before keep what they were titled.
+        """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema
+            SET sql = replace(sql, '''finished_sending'', ''cut_off'')', '''finished_sending'', ''cut_off'', ''too_big_for_path'')')
+            WHERE type = 'table' AND name = 'packets';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_31 (x);
+        DROP TABLE schema_cookie_31;
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

@@ -13,4 +13,10 @@ public protocol PacketRecorder: Sendable {
     ///   - timeMicros: wall-clock µs since the epoch (`EngineClock.wallMicros`).
     ///   - packet: the whole IP packet (IPv4 or IPv6 header first), valid during the call only.
     func record(flow: UInt64, direction: Direction, timeMicros: Int64, packet: UnsafeRawBufferPointer)
+    /// `record` with a comment kept beside the packet (pcapng opt_comment): what the packet is
+    /// when it is not what travelled elsewhere (the ICMP errors tv writes for a program,
+    /// `ICMPErrorNote`).
+    /// - Returns: false when the packet was dropped (a full queue, counted).
+    @discardableResult
+    func record(flow: UInt64, direction: Direction, timeMicros: Int64, packet: UnsafeRawBufferPointer, comment: String) -> Bool
 }

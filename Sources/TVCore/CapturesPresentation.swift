@@ -328,8 +328,11 @@ extension CapturesPresentation {
         let written = Int64(values["capture.packetsWritten"] ?? "0") ?? 0
         let dropped = Int64(values["capture.packetsDropped"] ?? "0") ?? 0
         let failed = Int64(values["capture.packetsFailed"] ?? "0") ?? 0
-        var line = values["capture.recording"].map { "capture \($0) recording, " } ?? "no capture file open, "
-        line += "\(ByteWords.grouped(written)) packets written"
+        // The file's own count beside the session's (after a rotation the session's read as the
+        // new file's: a trial).
+        let inFile = values["capture.recordingPackets"].flatMap { Int64($0) }.map { " (\(ByteWords.grouped($0)) \($0 == 1 ? "packet" : "packets") in it)" } ?? ""
+        var line = values["capture.recording"].map { "capture \($0) recording\(inFile), " } ?? "no capture file open, "
+        line += "\(ByteWords.grouped(written)) packets written this session"
         if dropped > 0 { line += ", \(ByteWords.grouped(dropped)) dropped (the capture writer fell behind; they are not in the file)" }
         if failed > 0 { line += ", \(ByteWords.grouped(failed)) not saved (\(values["capture.lastFailure"].map(TerminalText.line) ?? "a write failed"))" }
         if values["capture.writeMode"] == CaptureWriteMode.buffered.rawValue {

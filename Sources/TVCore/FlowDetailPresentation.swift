@@ -186,9 +186,11 @@ public enum FlowDetailPresentation {
     }
 
     /// The flow as a JSON object for `--json`. `packetsUp` / `packetsDown` are the datagrams the
-    /// tunnel counted each way (UDP flows; null for TCP, whose packets tv relays as bytes);
-    /// `packetsCaptured`, given by `tv flow ID` alone, is every packet of the flow in a capture
-    /// (what `tv flow`'s "Packets: 9 captured" says: a trial read null beside it).
+    /// tunnel counted each way (UDP flows, DNS queries over UDP among them; null for TCP, DNS
+    /// over TCP too, whose packets tv relays as bytes); `packetsCaptured`, given by `tv flow ID`
+    /// and each row of `tv flows` (the local history), is every packet of the flow in a capture,
+    /// whatever its transport (what `tv flow`'s "Packets: 9 captured" says: a trial read null
+    /// beside it).
     public static func detailJSON(_ f: FlowRecord, packetsCaptured: Int64?) -> JSONValue {
         guard let packetsCaptured, case .object(let fields) = json(f) else { return json(f) }
         var out = fields

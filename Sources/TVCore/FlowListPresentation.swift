@@ -267,8 +267,17 @@ public struct FlowListPresentation: Sendable {
     }
 
     /// The flows as a JSON value for `--json`.
-    public static func json(_ page: FlowPage) -> JSONValue {
-        .object([("flows", .array(page.flows.map(FlowDetailPresentation.json))),
+    /// - Parameter packetsCaptured: every packet captured of each flow of the page, by id (nil:
+    ///   the captures' rows could not be read, or live elsewhere: the shared store); each row then
+    ///   carries `packetsCaptured`, as `tv flow ID --json` does (a TCP row read null packets while
+    ///   only `tv flow` had its count: a trial).
+    public static func json(_ page: FlowPage, packetsCaptured: [Int64: Int64]? = nil) -> JSONValue {
+        guard let packetsCaptured else { return json(page.flows.map(FlowDetailPresentation.json), page) }
+        return json(page.flows.map { FlowDetailPresentation.detailJSON($0, packetsCaptured: packetsCaptured[$0.id] ?? 0) }, page)
+    }
+
+    private static func json(_ rows: [JSONValue], _ page: FlowPage) -> JSONValue {
+        .object([("flows", .array(rows)),
                  ("damaged", .array(page.damaged.map { .string($0.summary) })),
                  ("nextCursor", page.nextCursor.map { .string($0) } ?? .null)])
     }

@@ -46,7 +46,9 @@ public enum PacketDetailRefusal: UserFacingError, Equatable {
                 return "Flow \(flow) has no captured packets (packets are captured for tv exec and --mode tun sessions with capture.enabled); `tv flow \(flow)` shows what is known of it."
             }
             if n > count || count <= 500 {
-                return "Flow \(flow) has no packet \(n): \(Units.grouped(count)) were captured; `tv packets \(flow)` lists them."
+                // A list capped at 500 says so (it read "lists them" of 1,860: a trial).
+                let list = count > 500 ? "lists the first 500 of them (only the capture file has the rest)" : "lists them"
+                return "Flow \(flow) has no packet \(n): \(Units.grouped(count)) were captured; `tv packets \(flow)` \(list)."
             }
             return "Flow \(flow)'s packet \(n) was captured, but tv keeps rows only for the first 500 of a connection's \(Units.grouped(count)), so it cannot be shown here; only its capture file has it, while that is kept (`tv captures`)."
         }

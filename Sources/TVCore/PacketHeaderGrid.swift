@@ -64,7 +64,12 @@ public enum PacketHeaderGrid {
             // Each number with its own name (a trial read "type 3 (Destination unreachable (port unreachable)) code 3").
             let type = ICMPNames.typeName(isV6: i.isV6, type: i.type).map { "\(i.type) (\($0))" } ?? "\(i.type)"
             let code = ICMPNames.codeName(isV6: i.isV6, type: i.type, code: i.code).map { "\(i.code) (\($0))" } ?? "\(i.code)"
-            out.append(Section(i.isV6 ? "ICMPv6" : "ICMP", [Field("type", type), Field("code", code)]))
+            var fields = [Field("type", type), Field("code", code)]
+            // A path-MTU message's MTU, and what an error quotes of the packet it is about (a
+            // trial's `tv packet` showed neither beside "fragmentation needed").
+            if let mtu = i.mtu { fields.append(Field(i.isV6 ? "MTU" : "next-hop MTU", "\(mtu) bytes")) }
+            out.append(Section(i.isV6 ? "ICMPv6" : "ICMP", fields))
+            if let q = i.quoted { out.append(Section("Quoted packet", quotedFields(q))) }
         case nil:
             break
         }
@@ -98,6 +103,27 @@ public enum PacketHeaderGrid {
                     .joined(separator: ", ")))
             }
             return fields
+        }
+    }
+
+    /// The fields of the packet an ICMP error quotes: its length as its header gives it, with
+    /// how much of it the error carries.
+    static func quotedFields(_ q: QuotedPacket) -> [Field] {
+        var fields = [Field("from", "\(q.source)"), Field("to", "\(q.destination)"), Field("protocol", protocolName(q.protocolNumber)),
+                      Field("length", "\(Units.grouped(Int64(q.length))) bytes (\(Units.grouped(Int64(q.bytesQuoted))) quoted)")]
+        if let from = q.sourcePort, let to = q.destinationPort { fields.append(Field("ports", "\(from) → \(to)")) }
+        if let udp = q.udpLength { fields.append(Field("UDP length", "\(Units.grouped(Int64(udp))) bytes")) }
+        return fields
+    }
+
+    /// `UDP`, `TCP`, `ICMP`, `ICMPv6`, else the number.
+    static func protocolName(_ number: UInt8) -> String {
+        switch number {
+        case IPProtocolNumber.tcp: return "TCP"
+        case IPProtocolNumber.udp: return "UDP"
+        case IPProtocolNumber.icmp: return "ICMP"
+        case IPProtocolNumber.icmpv6: return "ICMPv6"
+        default: return "\(number)"
         }
     }
 

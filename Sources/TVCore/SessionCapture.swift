@@ -56,7 +56,10 @@ final class SessionCapture: Sendable {
             "capture.packetsHeld": String(counters.packetsHeld),
             "capture.snapLength": String(writer.snapLength),
         ]
-        if let seq = counters.recordingSequence { values["capture.recording"] = String(seq) }
+        if let seq = counters.recordingSequence {
+            values["capture.recording"] = String(seq)
+            values["capture.recordingPackets"] = String(counters.recordingPackets)
+        }
         if let failure = counters.lastFailure { values["capture.lastFailure"] = failure }
         // `direct`: O_DIRECT, past the page cache; `buffered`: the file system refused O_DIRECT.
         if let mode = counters.writeMode { values["capture.writeMode"] = mode.rawValue }

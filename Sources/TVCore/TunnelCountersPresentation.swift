@@ -43,6 +43,11 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
                        : plural(n("dnsQueries"), "DNS query", "DNS queries")) + " (\(count(n("dnsAnswers"))) answered"
             if n("dnsTimeouts") > 0 { dns += ", \(count(n("dnsTimeouts"))) unanswered" }
             if n("dnsQueriesUnsent") > 0 { dns += ", \(count(n("dnsQueriesUnsent"))) not sent: no resolver could be reached, tv answered SERVFAIL" }
+            if n("dnsRepeatedAnswers") > 0 {
+                // A duplicating path's second copies are their queries' (they were said to answer
+                // no question asked while the flows listed them as answers: a trial).
+                dns += ", \(plural(n("dnsRepeatedAnswers"), "answer", "answers")) repeated by the path or the resolver, each counted with its query"
+            }
             if n("dnsStrayAnswers") > 0 { dns += "; \(plural(n("dnsStrayAnswers"), "datagram", "datagrams")) from a resolver answered no question asked and named nothing" }
             parts.append(dns + ")")
         }

@@ -26,10 +26,10 @@ extension EngineLoop {
 
     /// Holds `packet` (an answer to the query of flow `id`, built for the program) until that
     /// query's lookup answers or the hold ends.
-    func holdAnswer(_ flow: UDPFlow, query id: UInt64, packet: UnsafeRawBufferPointer) {
+    func holdAnswer(_ flow: UDPFlow, query id: UInt64, packet: UnsafeRawBufferPointer, comment: String? = nil) {
         let deadline = now + Self.dnsAnswerHoldNanos
         if flow.heldAnswers.isEmpty { loop.armTimer(flow.token, at: deadline) }
-        flow.heldAnswers.append(HeldDNSAnswer(flow: id, packet: Array(packet), deadline: deadline))
+        flow.heldAnswers.append(HeldDNSAnswer(flow: id, packet: Array(packet), deadline: deadline, comment: comment))
     }
 
     /// The lookup of the query of flow `id` on the association `key` answered (the sink's
@@ -55,7 +55,8 @@ extension EngineLoop {
     /// ICMP port unreachable: the query's flow fails with it, at once (it read "no answer within
     /// 5 s" and no program, while the program had seen the refusal at once: a tun trial), and the
     /// error waits for the query's lookup, as an answer does.
-    func dnsRefused(_ flow: UDPFlow, queryID: UInt16?, packet: UnsafeRawBufferPointer) {
+    /// - Parameter comment: what the capture keeps beside the error (`ICMPErrorNote`).
+    func dnsRefused(_ flow: UDPFlow, queryID: UInt16?, packet: UnsafeRawBufferPointer, comment: String? = nil) {
         counters.portUnreachableSignals.wrappingAdd(1, ordering: .relaxed)
         let refused = queryID.map { id in flow.queries[id].map { [(id, $0)] } ?? [] } ?? Array(flow.queries)
         let wall = EngineClock.wallMicros()
@@ -70,9 +71,9 @@ extension EngineLoop {
             if sink != nil { closed(facts) }
         }
         if held != 0 {
-            holdAnswer(flow, query: held, packet: packet)
+            holdAnswer(flow, query: held, packet: packet, comment: comment)
         } else {
-            capture(packet, flow: refused.first?.1.facts.id ?? 0, .serverToClient)
+            capture(packet, flow: refused.first?.1.facts.id ?? 0, .serverToClient, comment: comment)
             writeTUN(packet)
         }
     }
@@ -86,7 +87,7 @@ extension EngineLoop {
             guard which(held) else { kept.append(held); continue }
             flow.queriesAwaitingProgram.remove(held.flow)
             held.packet.withUnsafeBytes { packet in
-                capture(packet, flow: held.flow, .serverToClient)
+                capture(packet, flow: held.flow, .serverToClient, comment: held.comment)
                 writeTUN(packet)
             }
         }

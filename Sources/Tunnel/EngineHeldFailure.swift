@@ -21,14 +21,17 @@ extension EngineLoop {
         let entry: TCPNATTable.Entry
         let why: ConnectionFailure.Unreachable
         let startMicros: Int64
+        /// The app's SYN as it sent it (an ICMP answer quotes it).
+        let syn: [UInt8]
         /// Its token on the loop (its timer).
         var token: UInt64 = 0
 
-        init(engine: EngineLoop, entry: TCPNATTable.Entry, why: ConnectionFailure.Unreachable, startMicros: Int64) {
+        init(engine: EngineLoop, entry: TCPNATTable.Entry, why: ConnectionFailure.Unreachable, startMicros: Int64, syn: [UInt8]) {
             self.engine = engine
             self.entry = entry
             self.why = why
             self.startMicros = startMicros
+            self.syn = syn
         }
 
         func loopEvent(side: Int, events: UInt32) {}
@@ -42,24 +45,25 @@ extension EngineLoop {
     /// Fails `entry`'s connect for `why`: at once when its flow was already reported opened
     /// (its program was looked up while it waited) or has no id or sink; otherwise reported
     /// opened now and answered after the hold.
-    func failConnect(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool) {
+    /// - Parameter syn: the app's SYN as it sent it (`connectFailed` may quote it).
+    func failConnect(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool, syn: [UInt8]) {
         guard !announced, entry.flowID != 0, let sink, let facts = unadoptedFacts(entry, startMicros: startMicros) else {
-            connectFailed(entry, why, startMicros: startMicros, announced: announced)
+            connectFailed(entry, why, startMicros: startMicros, announced: announced, syn: syn)
             return
         }
         let id = entry.id
         sink.flowOpened(facts) { [inbox] in inbox.post { $0.heldFailureDue(id) } }
-        let held = HeldFailure(engine: self, entry: entry, why: why, startMicros: startMicros)
+        let held = HeldFailure(engine: self, entry: entry, why: why, startMicros: startMicros, syn: syn)
         held.token = loop.register(held)
         heldFailures[entry.id] = held
         loop.armTimer(held.token, at: now + Self.failedConnectHoldNanos)
     }
 
     /// The hold of `id`'s failed connect is over (or the engine stops): the program gets its
-    /// reset and the flow its failure.
+    /// answer (`FailedConnectAnswer`) and the flow its failure.
     func heldFailureDue(_ id: UInt64) {
         guard let held = heldFailures.removeValue(forKey: id) else { return }
         loop.unregister(held.token)
-        connectFailed(held.entry, held.why, startMicros: held.startMicros, announced: true)
+        connectFailed(held.entry, held.why, startMicros: held.startMicros, announced: true, syn: held.syn)
     }
 }

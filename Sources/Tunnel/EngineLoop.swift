@@ -250,10 +250,12 @@ final class EngineLoop: LoopHandler {
     /// received (`.serverToClient`, as it receives it) to the capture; `flow` 0 for a packet of
     /// no flow (refused, dropped). Every packet the program sends or receives passes here once,
     /// so this also counts them by direction (`TunnelCounters.packetsFromPrograms` …).
-    /// - Parameter program: false for the kernel's own link messages (`PacketDrop.linkControl`):
-    ///   captured, not counted as a program's.
+    /// - Parameters:
+    ///   - program: false for the kernel's own link messages (`PacketDrop.linkControl`):
+    ///     captured, not counted as a program's.
+    ///   - comment: kept beside the packet in the capture (`ICMPErrorNote`), nil for none.
     @inline(__always)
-    func capture(_ packet: UnsafeRawBufferPointer, flow: UInt64, _ direction: Direction, program: Bool = true) {
+    func capture(_ packet: UnsafeRawBufferPointer, flow: UInt64, _ direction: Direction, program: Bool = true, comment: String? = nil) {
         if program && direction == .clientToServer {
             counters.packetsFromPrograms.wrappingAdd(1, ordering: .relaxed)
             counters.bytesFromPrograms.wrappingAdd(UInt64(packet.count), ordering: .relaxed)
@@ -262,7 +264,11 @@ final class EngineLoop: LoopHandler {
             counters.bytesToPrograms.wrappingAdd(UInt64(packet.count), ordering: .relaxed)
         }
         guard let recorder, recorder.isCapturing else { return }
-        recorder.record(flow: flow, direction: direction, timeMicros: EngineClock.wallMicros(), packet: packet)
+        if let comment {
+            recorder.record(flow: flow, direction: direction, timeMicros: EngineClock.wallMicros(), packet: packet, comment: comment)
+        } else {
+            recorder.record(flow: flow, direction: direction, timeMicros: EngineClock.wallMicros(), packet: packet)
+        }
     }
 
     // MARK: dispatch
@@ -324,21 +330,21 @@ final class EngineLoop: LoopHandler {
             close(pending.fd)
             pendingConnects[id] = nil
             connectFailed(pending.entry, .noAnswer(seconds: Int(configuration.connectTimeout)), startMicros: pending.startMicros,
-                          announced: pending.announced)
+                          announced: pending.announced, syn: pending.syn)
         }
         announceSlowConnects()
         for (id, ready) in readyUpstreams where ready.deadline <= now {
-            // `abandon` closes the socket itself (closing it here too could close a descriptor a
+            // `programLeft` closes the socket itself (closing it here too could close a descriptor a
             // loop thread was given in between).
             if let entry = nat.entry(id) {
-                abandon(entry, .clientGone(reset: false, .whileConnecting))
+                programLeft(entry, reset: false)
             } else {
                 close(ready.fd)
                 readyUpstreams[id] = nil
             }
             nat.remove(id, now: now)
         }
-        for entry in nat.expire(now: now) { abandon(entry, .clientGone(reset: false, .whileConnecting)) }
+        for entry in nat.expire(now: now) { programLeft(entry, reset: false) }
         let timedOut = reassembler.expire(now: now)
         for _ in 0..<timedOut { counters.drop(.fragmentTimeout) }
         expireUDP(wallMicros: wall)
@@ -347,36 +353,6 @@ final class EngineLoop: LoopHandler {
         // As the flow list has them: an association's one flow, a DNS association's waiting queries.
         counters.udpFlowsOpen.store(udpFlows.values.reduce(0) { $0 + ($1.isDNS ? $1.queries.count : 1) }, ordering: .relaxed)
         counters.fragmentsPending.store(reassembler.pendingCount, ordering: .relaxed)
-    }
-
-    /// Closes whatever upstream socket entry `id` still holds (pending or waiting for its accept).
-    /// - Returns: when that connect started (µs since the epoch) and whether its flow was
-    ///   reported opened; nil when the entry held none (its connection is the proxy's, or it had
-    ///   already failed and been recorded).
-    @discardableResult
-    func discardUpstream(_ id: UInt64) -> (startMicros: Int64, announced: Bool)? {
-        var started: (Int64, Bool)?
-        if let held = heldFailures.removeValue(forKey: id) {
-            loop.unregister(held.token)
-            started = (held.startMicros, true)
-        }
-        if let pending = pendingConnects.removeValue(forKey: id) {
-            loop.unregister(pending.token)
-            close(pending.fd)
-            started = (pending.startMicros, pending.announced)
-        }
-        if let ready = readyUpstreams.removeValue(forKey: id) {
-            close(ready.fd)
-            started = (ready.startMicros, ready.announced)
-        }
-        return started
-    }
-
-    /// Gives up `entry`'s upstream socket, if it still holds one, and records its flow as failed
-    /// for `why` (`recordUnadopted`): a connection that never reached the proxy.
-    func abandon(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure) {
-        guard let (started, announced) = discardUpstream(entry.id) else { return }
-        recordUnadopted(entry, why, startMicros: started, announced: announced)
     }
 
     /// Reports opened the flow of every connect still going at a housekeeping tick (so 0–200 ms

@@ -75,7 +75,7 @@ extension EngineLoop {
             if let connecting = nat.forward(app: source, remote: destination) {
                 // The app gave up while the upstream connect was still going: so do we.
                 if header.isRST {
-                    abandon(connecting, .clientGone(reset: true, .whileConnecting))
+                    programLeft(connecting, reset: true)
                     nat.remove(connecting.id, now: now)
                 }
             } else {
@@ -88,6 +88,12 @@ extension EngineLoop {
         nat.note(entry.id, fromApp: true, flags: header.flags, now: now)
         PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: partial)
         writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
+        // A reset before tv's listener accepted the connection: the program gave up its connect
+        // while tv's was going (its socket closed in SYN-SENT sends nothing), and its kernel
+        // answered the listener's SYN-ACK so. tv's completed upstream goes at once, with a reset
+        // (nothing was sent on it), not at the entry's linger 10 s later (a trial's server held
+        // tv's idle connection ~10 s, and the flow read 11.6 s "while tv was connecting").
+        if header.isRST, readyUpstreams[entry.id] != nil { programLeft(entry, reset: true) }
     }
 
     /// Whether `remote` is in the TUN's own networks and refused there (`PacketDrop.tunnelNetwork`;
@@ -131,7 +137,7 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
             if let replaced {
                 counters.tcpTupleReused.wrappingAdd(1, ordering: .relaxed)
-                abandon(replaced, .clientGone(reset: false, .whileConnecting))
+                programLeft(replaced, reset: false)
             }
             startConnect(entry, syn: Array(UnsafeRawBufferPointer(segment)), synHeader: vnet)
         }
@@ -144,16 +150,16 @@ extension EngineLoop {
         case .asAddressed: target = entry.remote
         case .resolver(let resolver): target = resolver
         case .noResolver:
-            failConnect(entry, .noAddress, startMicros: started, announced: false)
+            failConnect(entry, .noAddress, startMicros: started, announced: false, syn: syn)
             return
         }
         let fd: Int32
         switch Socket.startConnect(to: target.socketAddress, mark: configuration.mark) {
         case .failure(.mark(let err)):
-            failConnect(entry, .mark(err), startMicros: started, announced: false)
+            failConnect(entry, .mark(err), startMicros: started, announced: false, syn: syn)
             return
         case .failure(let failure):
-            failConnect(entry, .connect(failure.errno), startMicros: started, announced: false)
+            failConnect(entry, .connect(failure.errno), startMicros: started, announced: false, syn: syn)
             return
         case .success(let (connected, done)):
             if done {
@@ -181,7 +187,8 @@ extension EngineLoop {
                              startMicros: pending.startMicros, announced: pending.announced)
         } else {
             close(pending.fd)
-            failConnect(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros, announced: pending.announced)
+            failConnect(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros, announced: pending.announced,
+                        syn: pending.syn)
         }
     }
 
@@ -202,17 +209,91 @@ extension EngineLoop {
         counters.tcpRedirected.wrappingAdd(1, ordering: .relaxed)
     }
 
-    /// The upstream refused or timed out: the app gets `RST|ACK` (seq 0, ack ISN+1, from R:r), so
-    /// it reports "connection refused", and a failed flow is recorded.
-    func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool = false) {
+    /// The upstream connect failed or timed out: the app is answered as `FailedConnectAnswer`
+    /// chooses (a refusal, a timeout: `RST|ACK`, seq 0, ack ISN+1, from R:r, so it reports
+    /// "connection refused"; no route, host unreachable, a firewall: ICMP destination unreachable
+    /// from R quoting `syn`, so it reports the error tv's connect got), and a failed flow is
+    /// recorded.
+    /// - Parameter syn: the app's SYN as it sent it (its IP header first), quoted by the ICMP.
+    func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool = false,
+                       syn: [UInt8]) {
         nat.fail(entry.id, now: now)
-        let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
-                                  acknowledgment: entry.isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: entry.flowID, .serverToClient)
-        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
+        let v6 = entry.app.address.isIPv6
+        var answer = FailedConnectAnswer.choose(why, isIPv6: v6)
+        var n: Int?
+        if case .unreachable(let code, _) = answer {
+            ipIdentification &+= 1
+            let length = syn.count
+            n = syn.withUnsafeBytes {
+                PacketBuilder.icmpError(into: writeBuffer, type: v6 ? 1 : 3, code: code, word: 0, original: $0, originalLength: length,
+                                        source: entry.remote.address, identification: ipIdentification)
+            }
+            if n == nil { answer = .reset }   // a SYN that is not the app's family's IP packet: never read so
+        }
+        let length = n ?? PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
+                                            acknowledgment: entry.isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
+        var comment: String?
+        if recorder != nil, case .unreachable(let code, _) = answer, case .connect(let err) = why {
+            comment = ICMPErrorNote.ownConnectAnswer(type: v6 ? 1 : 3, code: code, error: err, upstream: entry.remote, isIPv6: v6)
+        }
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: entry.flowID, .serverToClient, comment: comment)
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
         counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
-        // The flow says what the program saw (the reset above: ECONNREFUSED) beside tv's own error.
-        recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: .reset), startMicros: startMicros, announced: announced)
+        // The flow says what the program saw (ECONNREFUSED, or the ICMP's error) beside tv's own error.
+        recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: answer.clientAnswer), startMicros: startMicros,
+                        announced: announced)
+    }
+
+    /// What `discardUpstream` gave up.
+    struct DiscardedUpstream {
+        /// When that connect started (µs since the epoch): the flow's start.
+        let startMicros: Int64
+        /// Its flow was reported opened.
+        let announced: Bool
+        /// The connect had completed (the socket waited for its accept); false: it was still
+        /// going (closing it cancelled it: a socket in SYN-SENT sends nothing), or had failed.
+        let connected: Bool
+    }
+
+    /// Closes whatever upstream socket entry `id` still holds (pending or waiting for its accept).
+    /// - Parameter reset: a connected socket is closed with a reset (SO_LINGER 0) rather than a
+    ///   FIN: nothing was sent on it, and its program reset its side.
+    /// - Returns: what it gave up; nil when the entry held nothing (its connection is the
+    ///   proxy's, or it had already failed and been recorded).
+    @discardableResult
+    func discardUpstream(_ id: UInt64, reset: Bool = false) -> DiscardedUpstream? {
+        var gone: DiscardedUpstream?
+        if let held = heldFailures.removeValue(forKey: id) {
+            loop.unregister(held.token)
+            gone = DiscardedUpstream(startMicros: held.startMicros, announced: true, connected: false)
+        }
+        if let pending = pendingConnects.removeValue(forKey: id) {
+            loop.unregister(pending.token)
+            close(pending.fd)
+            gone = DiscardedUpstream(startMicros: pending.startMicros, announced: pending.announced, connected: false)
+        }
+        if let ready = readyUpstreams.removeValue(forKey: id) {
+            if reset { Socket.reset(ready.fd) } else { close(ready.fd) }
+            gone = DiscardedUpstream(startMicros: ready.startMicros, announced: ready.announced, connected: true)
+        }
+        return gone
+    }
+
+    /// Gives up `entry`'s upstream socket, if it still holds one, and records its flow as failed
+    /// for `why` (`recordUnadopted`): a connection that never reached the proxy.
+    func abandon(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure) {
+        guard let gone = discardUpstream(entry.id) else { return }
+        recordUnadopted(entry, why, startMicros: gone.startMicros, announced: gone.announced)
+    }
+
+    /// The program left `entry` before its connection reached the proxy (`reset`: it reset it;
+    /// else it went silent, or reused the four-tuple): tv's upstream goes the same way at once,
+    /// a connect under way cancelled, a completed one reset or closed, and the flow says which
+    /// (`ConnectionFailure.Moment.whileConnecting` / `.afterServerConnected`).
+    func programLeft(_ entry: TCPNATTable.Entry, reset: Bool) {
+        guard let gone = discardUpstream(entry.id, reset: reset) else { return }
+        recordUnadopted(entry, .clientGone(reset: reset, gone.connected ? .afterServerConnected : .whileConnecting),
+                        startMicros: gone.startMicros, announced: gone.announced)
     }
 
     /// Records the failed flow of a connection that never reached the proxy (its upstream

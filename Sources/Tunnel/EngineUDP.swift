@@ -101,29 +101,17 @@ extension EngineLoop {
         }
         counters.udpDatagramsUp.wrappingAdd(1, ordering: .relaxed)
         counters.udpBytesUp.wrappingAdd(UInt64(payload.count), ordering: .relaxed)
+        // Kept for an ICMP error about it from further out (`SentDatagrams`): only a flow with an
+        // error queue can get one.
+        if flow.forbidsFragmentation {
+            flow.sentDatagrams.note(UnsafeRawBufferPointer(bytes), payloadOffset: header.payloadOffset, payloadLength: header.payloadLength)
+        }
         if var facts = flow.facts {
             facts.bytesFromClient += UInt64(payload.count)
             facts.packetsFromClient = (facts.packetsFromClient ?? 0) + 1
             facts.lastActivityMicros = EngineClock.wallMicros()
             flow.facts = facts
         }
-    }
-
-    /// The flow a datagram of `flow` belongs to: the association's, or for DNS the query's (by
-    /// the message's ID); 0 when none was recorded.
-    func flowID(of flow: UDPFlow, message: UnsafeRawBufferPointer) -> UInt64 {
-        guard flow.isDNS else { return flow.facts?.id ?? 0 }
-        guard message.count >= 2 else { return 0 }
-        let id = UInt16(message[0]) << 8 | UInt16(message[1])
-        return (flow.queries[id] ?? Self.onlyQuery(flow).flatMap { flow.queries[$0] })?.facts.id ?? 0
-    }
-
-    /// The ID of the one query waiting on `flow`, when exactly one waits: a datagram with another
-    /// ID on the association (a spoofed or late answer) is that query's traffic, which the
-    /// program received (a trial's wrong-ID reply reached dig and the capture, and no flow
-    /// counted it). With several waiting, whose it is cannot be told.
-    static func onlyQuery(_ flow: UDPFlow) -> UInt16? {
-        flow.queries.count == 1 ? flow.queries.first?.key : nil
     }
 
     /// The IPv4 DF bit of the packet in `bytes`.
@@ -204,49 +192,6 @@ extension EngineLoop {
         return .opened(flow)
     }
 
-    /// A query on a DNS association: its own flow, named after the question.
-    private func noteQuery(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) {
-        guard payload.count >= 12 else { return }
-        let id = UInt16(payload[0]) << 8 | UInt16(payload[1])
-        if var waiting = flow.queries[id] {
-            // The app asked again (its resolver's retry): same flow.
-            waiting.facts.bytesFromClient += UInt64(payload.count)
-            waiting.facts.packetsFromClient = (waiting.facts.packetsFromClient ?? 0) + 1
-            flow.queries[id] = waiting
-            return
-        }
-        counters.dnsQueries.wrappingAdd(1, ordering: .relaxed)
-        counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
-        var question: DNSQuestion?
-        if case .success(let message) = DNSMessageParser.parse(payload), !message.isResponse, message.questions.count == 1 {
-            question = message.questions.first
-        }
-        guard let sink, let flowID = proxy.allocateFlowID() else {
-            flow.queries[id] = DNSQueryFlow(facts: FlowFacts(id: 0, startMicros: 0, client: flow.key.app.endpoint),
-                                            deadline: now + UInt64(configuration.dnsTimeout * 1e9), question: question)
-            return
-        }
-        var facts = FlowFacts(id: flowID, startMicros: EngineClock.wallMicros(), client: flow.key.app.endpoint)
-        facts.transport = .udp
-        facts.server = flow.upstream.endpoint
-        facts.port = 53
-        facts.status = .notEncrypted
-        if let question, !question.name.isEmpty {
-            facts.host = question.name
-            facts.hostOrigin = .dnsQuestion
-        }
-        facts.dnsQuestionType = question?.type
-        noteServerAsked(&facts, flow.key.remote)
-        facts.bytesFromClient = UInt64(payload.count)
-        facts.packetsFromClient = 1
-        facts.packetsFromServer = 0
-        // Its answer waits for the program's lookup (`EngineDNSHold.swift`).
-        let key = flow.key
-        flow.queriesAwaitingProgram.insert(flowID)
-        sink.flowOpened(facts) { [inbox] in inbox.post { $0.dnsProgramLookedUp(key, flow: flowID) } }
-        flow.queries[id] = DNSQueryFlow(facts: facts, deadline: now + UInt64(configuration.dnsTimeout * 1e9), question: question)
-    }
-
     func udpReadable(_ key: UDPFlowKey) {
         guard let flow = udpFlows[key] else { return }
         let room = key.app.address.isIPv6 ? 48 : 28
@@ -292,55 +237,6 @@ extension EngineLoop {
         }
     }
 
-    /// A datagram from the resolver (passed on to the program whatever it is): counted on the
-    /// query with its ID; only an answer to that query's question (`DNSAnswerMatch`) closes the
-    /// query's flow and hands the names to the observer. One with no waiting query's ID is a
-    /// stray (counted; it names nothing; its bytes are the one waiting query's, `onlyQuery`).
-    /// - Returns: the flow id of the query it answered (its flow closed), else 0.
-    private func answer(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) -> UInt64 {
-        let id = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 0
-        guard payload.count >= 12, var query = flow.queries[id] else {
-            counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
-            // Counted on the one query waiting, if one alone waits (`onlyQuery`); it names nothing.
-            if let only = Self.onlyQuery(flow), var waiting = flow.queries[only] {
-                waiting.facts.bytesFromServer += UInt64(payload.count)
-                waiting.facts.packetsFromServer = (waiting.facts.packetsFromServer ?? 0) + 1
-                flow.queries[only] = waiting
-            }
-            return 0
-        }
-        let wall = EngineClock.wallMicros()
-        query.facts.bytesFromServer += UInt64(payload.count)
-        query.facts.packetsFromServer = (query.facts.packetsFromServer ?? 0) + 1
-        query.facts.lastActivityMicros = wall
-        let parsed = DNSMessageParser.parse(payload)
-        let match = DNSAnswerMatch.judge(parsed, asked: query.question)
-        if match == .doesNotAnswer {
-            // The program's resolver drops it and waits on; so does its query's flow.
-            query.otherAnswers += 1
-            flow.queries[id] = query
-            counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
-            return 0
-        }
-        flow.queries[id] = nil
-        counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
-        switch match {
-        case .answers(let message): learnNames(from: message, answering: query.question, wallMicros: wall)
-        case .unreadable: counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
-        case .unchecked, .doesNotAnswer: break
-        }
-        guard let sink, query.facts.id != 0 else { return 0 }
-        query.facts.durationMicros = wall - query.facts.startMicros
-        switch parsed {
-        case .success(let message) where message.responseCode == 3: query.facts.error = "the name does not exist (NXDOMAIN)"
-        case .success(let message) where message.responseCode != 0: query.facts.error = "the resolver answered: \(DNSMessage.responseCodeName(message.responseCode))"
-        case .failure(let failure): query.facts.error = "the answer could not be read: \(failure.reason)"
-        default: break
-        }
-        closed(query.facts)
-        return query.facts.id
-    }
-
     /// The upstream path cannot carry the app's datagram whole (it may not be fragmented,
     /// `UDPPathMTU`): answer like a router, with ICMP "fragmentation needed" (RFC 792, RFC 1191
     /// §4) or ICMPv6 "packet too big" (RFC 4443 §3.2) carrying the path MTU, from the remote, so
@@ -354,7 +250,9 @@ extension EngineLoop {
             counters.drop(.sendFailed)
             return
         }
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: flow.facts?.id ?? 0, .serverToClient)
+        let comment = recorder == nil ? nil
+            : ICMPErrorNote.ownPathMTU(mtu: Int(mtu), length: packet.length, upstream: flow.upstream, isIPv6: packet.isIPv6)
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: flow.facts?.id ?? 0, .serverToClient, comment: comment)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
     }

@@ -17,14 +17,26 @@ import Glibc
 /// socket then reports ECONNREFUSED, as without tv), but only for these flows: a flow that may
 /// fragment (IPv4 without DF, or reassembled) has no error queue, and its app waits for a reply.
 ///
-/// The quoted packet is rebuilt, not kept: the app's IP+UDP header from the flow's five-tuple
-/// (app → the remote it addressed, IPv4 DF set, Identification 0) in front of the payload bytes
-/// the kernel returns with the error (the part of the app's payload the router quoted). Its
-/// length fields therefore count the quoted bytes, not the original datagram's, and its UDP
-/// checksum covers them: the app's kernel matches an ICMP error to its socket by the quoted
-/// addresses, protocol and ports and takes the MTU from the ICMP header (Linux icmp_unreach /
-/// icmpv6_notify → udp_err; RFC 1191 and RFC 8201 use nothing else), so keeping a copy of every
-/// large datagram's header on the hot path would buy nothing.
+/// The error tv writes for the app is its own copy of the network's: it quotes the app's
+/// datagram, not tv's (the app's kernel matches an ICMP error to its socket by the quoted
+/// addresses, protocol and ports, and takes the MTU from the ICMP header: Linux icmp_unreach /
+/// icmpv6_notify → udp_err; it reads no quoted length or checksum). The error queue hands tv only
+/// the part of tv's datagram's payload the router quoted, so the app's headers come from the
+/// datagrams the flow sent lately (`SentDatagrams`: their real lengths, a trial's copy having
+/// read "MTU 1280" beside a 548-byte quoted packet), else are rebuilt from the five-tuple with
+/// lengths counting the quoted bytes. It comes from the router that sent it (`SO_EE_OFFENDER`;
+/// the address the app sent to when the server itself sent it, or none was given), and the
+/// capture says what it is beside it (`ICMPErrorNote`).
+///
+/// Which source the app's kernel takes, measured on Linux 6.18 (a UDP socket with PMTUDISC_DO
+/// whose routes go to a TUN, a second link holding a "LAN router"; an ICMP fragmentation needed
+/// or packet too big for MTU 1280 written into the TUN; IP_MTU read after, and the next
+/// 1,400-byte send): from the remote, from a router reached through the TUN, and from the LAN
+/// router, all are taken (1500 → 1280, then EMSGSIZE), IPv4 and IPv6, with rp_filter 0 or 2;
+/// with rp_filter 1 (strict) only the IPv4 one from the LAN router is dropped (its reverse path
+/// is not the TUN). `tv exec`'s namespace routes everything to the TUN, and `--mode tun`
+/// loosens a strict rp_filter to 2 while it runs (`HostTunnelClaim`), so the router's address is
+/// taken in both.
 ///
 /// A flow that may fragment (IPv4 without DF, or reassembled) has no error queue: the kernel
 /// keeps only a hard error for its connected socket, which the next read returns; ECONNREFUSED
@@ -55,7 +67,7 @@ extension EngineLoop {
             }
         }
         let v6 = key.app.address.isIPv6
-        let room = v6 ? 48 : 28
+        let room = Self.quoteHeaderRoom
         let capacity = room + PacketBuilder.maximumQuote(isIPv6: v6)
         withUnsafeTemporaryAllocation(byteCount: capacity + 256, alignment: 16) { scratch in
             let original = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<capacity])
@@ -82,7 +94,8 @@ extension EngineLoop {
                     counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
                     continue
                 case .pathTooSmall, .portUnreachable:
-                    writeUpstreamError(action, flow: flow, quoted: original, payloadCount: min(Int(n), capacity - room))
+                    writeUpstreamError(action, flow: flow, scratch: original, payloadCount: min(Int(n), capacity - room),
+                                       offender: entry?.offender)
                 case .unsendable:
                     continue   // never read from the queue (`UDPPathMTU.action` does not make it)
                 }
@@ -90,31 +103,57 @@ extension EngineLoop {
         }
     }
 
-    /// Writes `action`'s ICMP error from the remote to the app, quoting the app's datagram
-    /// rebuilt in `quoted` (its payload already at offset 28 / 48, `payloadCount` bytes).
-    private func writeUpstreamError(_ action: UpstreamErrorAction, flow: UDPFlow, quoted: UnsafeMutableRawBufferPointer, payloadCount: Int) {
-        guard let length = PacketBuilder.udp(into: quoted, source: flow.key.app, destination: flow.key.remote,
-                                             payloadCount: payloadCount, identification: 0, dontFragment: true) else {
-            counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
-            return
+    /// Where the quoted payload starts in the scratch buffer `writeUpstreamError` is given: room
+    /// before it for the app's headers (`SentDatagrams.headerRoom`).
+    static let quoteHeaderRoom = SentDatagrams.headerRoom
+
+    /// Writes `action`'s ICMP error to the app, quoting its datagram: `payloadCount` bytes of its
+    /// payload (what the sender quoted) at `quoteHeaderRoom` in `scratch`, behind the headers the
+    /// app sent them with (`SentDatagrams`), else headers rebuilt from the five-tuple. It comes
+    /// from `offender` (the router or server that sent it; nil: the remote the app addressed).
+    private func writeUpstreamError(_ action: UpstreamErrorAction, flow: UDPFlow, scratch: UnsafeMutableRawBufferPointer, payloadCount: Int,
+                                    offender: PacketAddress?) {
+        let room = Self.quoteHeaderRoom
+        let v6 = flow.key.app.address.isIPv6
+        let payload = UnsafeRawBufferPointer(rebasing: scratch[room..<(room + payloadCount)])
+        var mtu: Int?
+        if case .pathTooSmall(let m) = action { mtu = m }
+        var start = 0
+        let known = flow.sentDatagrams.headers(quoting: payload, largerThan: mtu)
+        if let known {
+            start = room - known.count
+            known.withUnsafeBytes { scratch.baseAddress!.advanced(by: start).copyMemory(from: $0.baseAddress!, byteCount: known.count) }
+        } else {
+            start = room - (v6 ? 48 : 28)
+            guard PacketBuilder.udp(into: UnsafeMutableRawBufferPointer(rebasing: scratch[start...]), source: flow.key.app,
+                                    destination: flow.key.remote, payloadCount: payloadCount, identification: 0, dontFragment: true) != nil else {
+                counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
+                return
+            }
         }
+        let quote = UnsafeRawBufferPointer(rebasing: scratch[start..<(room + payloadCount)])
+        // The server's own error comes from the address the app sent to (a resolver's from the
+        // tunnel's DNS address); a router's from the router.
+        let sender = offender.flatMap { $0.isIPv6 == v6 && $0 != flow.upstream.address ? $0 : nil }
         ipIdentification &+= 1
-        guard let n = PacketBuilder.icmpError(into: writeBuffer, action: action, original: UnsafeRawBufferPointer(rebasing: quoted[0..<length]),
-                                              originalLength: length, source: flow.key.remote.address, identification: ipIdentification) else {
+        guard let n = PacketBuilder.icmpError(into: writeBuffer, action: action, original: quote, originalLength: quote.count,
+                                              source: sender ?? flow.key.remote.address, identification: ipIdentification) else {
             counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
             return
         }
         let packet = UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n])
+        let comment = recorder == nil ? nil
+            : ICMPErrorNote.forwarded(action, isIPv6: v6, from: offender, tvSent: Socket.localAddress(flow.fd).map(PacketEndpoint.init),
+                                      upstream: flow.upstream, quotedPayload: payloadCount, lengthsKnown: known != nil)
         if case .portUnreachable = action, flow.isDNS {
             // The quoted datagram's first two bytes are its query's ID (`EngineDNSHold.swift`).
-            let room = flow.key.app.address.isIPv6 ? 48 : 28
-            let id = payloadCount >= 2 ? UInt16(quoted[room]) << 8 | UInt16(quoted[room + 1]) : nil
-            dnsRefused(flow, queryID: id, packet: packet)
+            let id = payloadCount >= 2 ? UInt16(scratch[room]) << 8 | UInt16(scratch[room + 1]) : nil
+            dnsRefused(flow, queryID: id, packet: packet, comment: comment)
             return
         }
         if case .portUnreachable = action, flow.awaitsProgram {
             if flow.heldUnreachable == nil {
-                flow.heldUnreachable = Array(packet)
+                flow.heldUnreachable = (Array(packet), comment)
                 loop.armTimer(flow.token, at: now + Self.failedConnectHoldNanos)
             } else {
                 // The app's later datagram's: the held one already tells its socket.
@@ -122,14 +161,14 @@ extension EngineLoop {
             }
             return
         }
-        deliverUpstreamError(action, packet, flow: flow)
+        deliverUpstreamError(action, packet, flow: flow, comment: comment)
     }
 
     /// tv's socket of `flow`, which has no error queue, read ECONNREFUSED: the server's port
     /// unreachable, passed on quoting the flow's header with no payload; a flow it failed closes.
     func portUnreachableRead(_ flow: UDPFlow) {
-        withUnsafeTemporaryAllocation(byteCount: 48, alignment: 16) { quoted in
-            writeUpstreamError(.portUnreachable, flow: flow, quoted: quoted, payloadCount: 0)
+        withUnsafeTemporaryAllocation(byteCount: Self.quoteHeaderRoom, alignment: 16) { scratch in
+            writeUpstreamError(.portUnreachable, flow: flow, scratch: scratch, payloadCount: 0, offender: nil)
         }
         if flow.facts?.status == .failed, udpFlows[flow.key] === flow {
             closeUDPFlow(flow.key, wallMicros: EngineClock.wallMicros(), reason: nil)
@@ -150,7 +189,7 @@ extension EngineLoop {
         flow.awaitsProgram = false
         guard let held = flow.heldUnreachable else { return }
         flow.heldUnreachable = nil
-        held.withUnsafeBytes { deliverUpstreamError(.portUnreachable, $0, flow: flow) }
+        held.packet.withUnsafeBytes { deliverUpstreamError(.portUnreachable, $0, flow: flow, comment: held.comment) }
         if !closing, flow.facts?.status == .failed, udpFlows[flow.key] === flow {
             closeUDPFlow(flow.key, wallMicros: EngineClock.wallMicros(), reason: nil)
         }
@@ -166,19 +205,26 @@ extension EngineLoop {
         guard let n = PacketBuilder.icmpError(into: writeBuffer, action: action, original: datagram, originalLength: datagram.count,
                                               source: remote, identification: ipIdentification) else { return }
         let packet = UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n])
+        var comment: String?
+        if recorder != nil, case .unsendable(let why) = action {
+            comment = ICMPErrorNote.ownUnsendable(why, error: errno.map(Errno.init), upstream: flow?.upstream.address ?? remote,
+                                                  isIPv6: remote.isIPv6)
+        }
         if let flow {
-            deliverUpstreamError(action, packet, flow: flow, errno: errno)
+            deliverUpstreamError(action, packet, flow: flow, errno: errno, comment: comment)
         } else {
-            capture(packet, flow: flowID, .serverToClient)
+            capture(packet, flow: flowID, .serverToClient, comment: comment)
             writeTUN(packet)
             counters.unreachableSignals.wrappingAdd(1, ordering: .relaxed)
         }
     }
 
     /// Writes the ICMP error `packet` (built by `writeUpstreamError` or `answerUnsent`) to the
-    /// app and says it on the flow (`errno`: tv's failed send's, for `.unsendable`).
-    private func deliverUpstreamError(_ action: UpstreamErrorAction, _ packet: UnsafeRawBufferPointer, flow: UDPFlow, errno: Int32? = nil) {
-        capture(packet, flow: flow.facts?.id ?? 0, .serverToClient)
+    /// app and says it on the flow (`errno`: tv's failed send's, for `.unsendable`); `comment`
+    /// goes beside it in the capture.
+    private func deliverUpstreamError(_ action: UpstreamErrorAction, _ packet: UnsafeRawBufferPointer, flow: UDPFlow, errno: Int32? = nil,
+                                      comment: String? = nil) {
+        capture(packet, flow: flow.facts?.id ?? 0, .serverToClient, comment: comment)
         writeTUN(packet)
         if case .pathTooSmall = action {
             counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)

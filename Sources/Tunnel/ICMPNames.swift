@@ -21,8 +21,10 @@ public enum ICMPNames {
     ]
     static let v4Codes: [UInt8: [UInt8: String]] = [
         3: [0: "network unreachable", 1: "host unreachable", 2: "protocol unreachable", 3: "port unreachable",
-            4: "fragmentation needed and DF set", 5: "source route failed", 9: "network administratively prohibited",
-            10: "host administratively prohibited", 13: "communication administratively prohibited"],
+            4: "fragmentation needed and DF set", 5: "source route failed", 6: "destination network unknown",
+            7: "destination host unknown", 8: "source host isolated", 9: "network administratively prohibited",
+            10: "host administratively prohibited", 11: "network unreachable for type of service",
+            12: "host unreachable for type of service", 13: "communication administratively prohibited"],
         5: [0: "for the network", 1: "for the host", 2: "for the type of service and network", 3: "for the type of service and host"],
         11: [0: "TTL exceeded in transit", 1: "fragment reassembly time exceeded"],
     ]

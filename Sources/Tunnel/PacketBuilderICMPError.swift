@@ -32,6 +32,19 @@ extension PacketBuilder {
         case .ignore:
             return nil
         }
+        return icmpError(into: buffer, type: type, code: code, word: word, original: original, originalLength: originalLength,
+                         source: source, identification: identification)
+    }
+
+    /// Writes an ICMP (RFC 792) / ICMPv6 (RFC 4443) error of `type` and `code`, its second word
+    /// `word` (an MTU, or 0), about `original` from `source` to `original`'s source into
+    /// `buffer`, quoting `original` up to `maximumQuote` bytes as it is.
+    /// - Returns: the packet's length, or nil when `original` is shorter than its IP header or of
+    ///   another family than `source`, or `buffer` is too small.
+    public static func icmpError(into buffer: UnsafeMutableRawBufferPointer, type: UInt8, code: UInt8, word: UInt32,
+                                 original: UnsafeRawBufferPointer, originalLength: Int, source: PacketAddress,
+                                 identification: UInt16 = 0) -> Int? {
+        let v6 = source.isIPv6
         let ipLength = v6 ? 40 : 20
         let length = min(originalLength, original.count)
         guard length >= ipLength, original[0] >> 4 == (v6 ? 6 : 4) else { return nil }

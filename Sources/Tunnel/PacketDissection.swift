@@ -128,6 +128,62 @@ public struct ICMPFields: Sendable, Equatable {
     public var type: UInt8
     public var code: UInt8
     public var checksum: UInt16
+    /// The MTU an ICMP "fragmentation needed" (type 3 code 4: the low 16 bits of the second
+    /// word, RFC 1191 §4) or ICMPv6 "packet too big" (type 2: the second word, RFC 4443 §3.2)
+    /// carries; nil for every other message, or when it was not captured.
+    public var mtu: UInt32?
+    /// The packet an error message is about, as far as it quotes it (RFC 792: its IP header and
+    /// at least 8 bytes more; RFC 4443 §2.4 (c): as much as fits 1,280 bytes); nil for messages
+    /// that are not errors, or when too little of it was captured.
+    public var quoted: QuotedPacket?
+
+    public init(isV6: Bool, type: UInt8, code: UInt8, checksum: UInt16, mtu: UInt32? = nil, quoted: QuotedPacket? = nil) {
+        self.isV6 = isV6
+        self.type = type
+        self.code = code
+        self.checksum = checksum
+        self.mtu = mtu
+        self.quoted = quoted
+    }
+
     /// The type's name, and the code's where the type has named codes (`ICMPNames`).
     public var name: String { ICMPNames.name(isV6: isV6, type: type, code: code) }
+
+    /// Whether `type` is an error message, which quotes the packet it is about: ICMP destination
+    /// unreachable, source quench, redirect, time exceeded, parameter problem (RFC 792); ICMPv6
+    /// types below 128 (RFC 4443 §2.1).
+    public static func isError(isV6: Bool, type: UInt8) -> Bool {
+        isV6 ? type < 128 : [3, 4, 5, 11, 12].contains(type)
+    }
+}
+
+/// What an ICMP error quotes of the packet it is about: its IP header's addresses, protocol and
+/// length, and its ports (and UDP's length) when quoted.
+public struct QuotedPacket: Sendable, Equatable {
+    public var source: PacketAddress
+    public var destination: PacketAddress
+    /// IPv4 Protocol; the Next Header an IPv6 walk ended on.
+    public var protocolNumber: UInt8
+    /// The length its IP header gives the whole packet (IPv4 Total Length; IPv6 40 + Payload
+    /// Length), which a router's quote keeps however little of the packet it carries.
+    public var length: Int
+    /// TCP's or UDP's ports, when the quote reaches them.
+    public var sourcePort: UInt16?
+    public var destinationPort: UInt16?
+    /// UDP's Length field, when the quote reaches it.
+    public var udpLength: UInt16?
+    /// How many bytes of the packet the error carries (as captured).
+    public var bytesQuoted: Int
+
+    public init(source: PacketAddress, destination: PacketAddress, protocolNumber: UInt8, length: Int, sourcePort: UInt16? = nil,
+                destinationPort: UInt16? = nil, udpLength: UInt16? = nil, bytesQuoted: Int) {
+        self.source = source
+        self.destination = destination
+        self.protocolNumber = protocolNumber
+        self.length = length
+        self.sourcePort = sourcePort
+        self.destinationPort = destinationPort
+        self.udpLength = udpLength
+        self.bytesQuoted = bytesQuoted
+    }
 }

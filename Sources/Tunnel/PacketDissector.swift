@@ -63,6 +63,25 @@ public enum PacketDissector {
         return out
     }
 
+    /// The quoted packet of an ICMP error (`quote`: the bytes after its 8-byte header), nil when
+    /// it is not an IP packet of the error's family or too short for its IP header.
+    static func quotedPacket(_ quote: [UInt8], isV6: Bool) -> QuotedPacket? {
+        guard case .success(let layout) = IPDatagramLayout.read(quote), layout.version == (isV6 ? 6 : 4), !layout.headersCut else { return nil }
+        let v6 = layout.version == 6
+        var out = QuotedPacket(source: address(quote, v6 ? 8 : 12, v6: v6), destination: address(quote, v6 ? 24 : 16, v6: v6),
+                               protocolNumber: layout.transportProtocol, length: v6 ? 40 + Int(u16(quote, 4)) : Int(u16(quote, 2)),
+                               bytesQuoted: quote.count)
+        let t = layout.transportOffset
+        guard layout.carriesTransportHeader,
+              layout.transportProtocol == IPProtocolNumber.tcp || layout.transportProtocol == IPProtocolNumber.udp else { return out }
+        if t + 4 <= quote.count {
+            out.sourcePort = u16(quote, t)
+            out.destinationPort = u16(quote, t + 2)
+        }
+        if layout.transportProtocol == IPProtocolNumber.udp, t + 6 <= quote.count { out.udpLength = u16(quote, t + 4) }
+        return out
+    }
+
     private static func readTransport(_ b: [UInt8], start: Int, end: Int, protocolNumber: UInt8, isV6: Bool,
                                       into out: inout PacketDissection) {
         let available = min(b.count, end) - start
@@ -96,7 +115,18 @@ public enum PacketDissector {
             }
         case IPProtocolNumber.icmp where !isV6, IPProtocolNumber.icmpv6 where isV6:
             guard available >= 4 else { out.cut = .transport; return }
-            out.transport = .icmp(ICMPFields(isV6: isV6, type: b[start], code: b[start + 1], checksum: u16(b, start + 2)))
+            var icmp = ICMPFields(isV6: isV6, type: b[start], code: b[start + 1], checksum: u16(b, start + 2))
+            if available >= 8 {
+                switch (isV6, icmp.type, icmp.code) {
+                case (false, 3, 4): icmp.mtu = UInt32(u16(b, start + 6))
+                case (true, 2, _): icmp.mtu = u32(b, start + 4)
+                default: break
+                }
+            }
+            if ICMPFields.isError(isV6: isV6, type: icmp.type), available > 8 {
+                icmp.quoted = quotedPacket(Array(b[(start + 8)..<(start + available)]), isV6: isV6)
+            }
+            out.transport = .icmp(icmp)
             if b.count < end { out.cut = .payload }
         default:
             if b.count < end { out.cut = .payload }

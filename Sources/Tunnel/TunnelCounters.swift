@@ -41,6 +41,10 @@ public final class TunnelCounters: Sendable {
     /// Datagrams from a resolver that answered no waiting query (no query with their ID, too
     /// short to have one, or another question): passed on, naming nothing (`DNSAnswerMatch`).
     public let dnsStrayAnswers = Atomic<UInt64>(0)
+    /// Datagrams from a resolver that repeated the answer to a query already answered (a path or
+    /// resolver that duplicates datagrams): passed on, counted on that query's flow
+    /// (`DNSReplyOwner.answered`).
+    public let dnsRepeatedAnswers = Atomic<UInt64>(0)
     public let fragmentsReassembled = Atomic<UInt64>(0)
     /// UDP datagrams too large for the upstream path: answered with ICMP "fragmentation needed" /
     /// "packet too big" so the app lowers its datagram size.
@@ -144,6 +148,7 @@ public final class TunnelCounters: Sendable {
             "dnsAnswers": dnsAnswers.load(ordering: .relaxed), "dnsTimeouts": dnsTimeouts.load(ordering: .relaxed),
             "dnsQueriesUnsent": dnsQueriesUnsent.load(ordering: .relaxed),
             "dnsStrayAnswers": dnsStrayAnswers.load(ordering: .relaxed),
+            "dnsRepeatedAnswers": dnsRepeatedAnswers.load(ordering: .relaxed),
             "fragmentsReassembled": fragmentsReassembled.load(ordering: .relaxed),
             "pathMTUSignals": pathMTUSignals.load(ordering: .relaxed),
             "udpErrorQueueRead": udpErrorQueueRead.load(ordering: .relaxed),

@@ -6,7 +6,9 @@
 /// cmsg_level; int cmsg_type; }` (16 bytes), the data at the next multiple of `sizeof(size_t)`,
 /// each message padded to that multiple (CMSG_ALIGN); the data starts with
 /// `struct sock_extended_err { u32 ee_errno; u8 ee_origin, ee_type, ee_code, ee_pad; u32 ee_info;
-/// u32 ee_data; }` (16 bytes, host byte order), followed by the offender's address (not read).
+/// u32 ee_data; }` (16 bytes, host byte order), followed by the offender's address
+/// (`SO_EE_OFFENDER`: a `sockaddr_in` or `sockaddr_in6`, the ICMP message's sender; family
+/// AF_UNSPEC for the local stack's own errors).
 public struct SocketExtendedError: Equatable, Sendable {
     /// `SOL_IP` (0) with `IP_RECVERR` (11), linux/in.h.
     public static let levelIP: Int32 = 0, typeIPRecvErr: Int32 = 11
@@ -29,8 +31,12 @@ public struct SocketExtendedError: Equatable, Sendable {
     public var info: UInt32
     /// `ee_data`.
     public var data: UInt32
+    /// Who sent the ICMP message (`SO_EE_OFFENDER`): the router or the server; nil when the
+    /// kernel gave none (the local stack's errors) or the control data ends before it.
+    public var offender: PacketAddress?
 
-    public init(ipv6Level: Bool, errorNumber: UInt32, origin: UInt8, type: UInt8, code: UInt8, info: UInt32, data: UInt32 = 0) {
+    public init(ipv6Level: Bool, errorNumber: UInt32, origin: UInt8, type: UInt8, code: UInt8, info: UInt32, data: UInt32 = 0,
+                offender: PacketAddress? = nil) {
         self.ipv6Level = ipv6Level
         self.errorNumber = errorNumber
         self.origin = origin
@@ -38,6 +44,7 @@ public struct SocketExtendedError: Equatable, Sendable {
         self.code = code
         self.info = info
         self.data = data
+        self.offender = offender
     }
 
     /// Bytes of `size_t` on this platform: the cmsg length field and the CMSG_ALIGN unit.
@@ -58,16 +65,29 @@ public struct SocketExtendedError: Equatable, Sendable {
             let matches = (level == levelIP && type == typeIPRecvErr) || (level == levelIPv6 && type == typeIPv6RecvErr)
             if matches {
                 let d = offset + headerLength
-                guard length - headerLength >= 16 else { return nil }
+                let dataLength = length - headerLength
+                guard dataLength >= 16 else { return nil }
                 return SocketExtendedError(ipv6Level: level == levelIPv6,
                                            errorNumber: control.loadUnaligned(fromByteOffset: d, as: UInt32.self),
                                            origin: control[d + 4], type: control[d + 5], code: control[d + 6],
                                            info: control.loadUnaligned(fromByteOffset: d + 8, as: UInt32.self),
-                                           data: control.loadUnaligned(fromByteOffset: d + 12, as: UInt32.self))
+                                           data: control.loadUnaligned(fromByteOffset: d + 12, as: UInt32.self),
+                                           offender: offender(control, at: d + 16, count: dataLength - 16))
             }
             offset += (length + word - 1) / word * word
         }
         return nil
+    }
+
+    /// The `sockaddr_in` (family 2, the address at byte 4) or `sockaddr_in6` (family 10, the
+    /// address at byte 8) at `at`, `count` bytes of it there; nil for another family or too few.
+    static func offender(_ control: UnsafeRawBufferPointer, at: Int, count: Int) -> PacketAddress? {
+        guard count >= 2 else { return nil }
+        switch control.loadUnaligned(fromByteOffset: at, as: UInt16.self) {
+        case 2 where count >= 8: return PacketAddress(reading: control.baseAddress! + at + 4, isIPv6: false)
+        case 10 where count >= 24: return PacketAddress(reading: control.baseAddress! + at + 8, isIPv6: true)
+        default: return nil
+        }
     }
 }
 

@@ -28,14 +28,21 @@ final class UDPFlow: LoopHandler {
     var lastActivity: UInt64
     /// The socket's path-MTU mode: true for PMTUDISC_DO (`UDPPathMTU`), false for the default.
     var forbidsFragmentation = false
+    /// The datagrams sent while `forbidsFragmentation` (the flows with an error queue), so an
+    /// ICMP error about one is passed on quoting it with its own lengths (`SentDatagrams`).
+    var sentDatagrams = SentDatagrams()
     /// A QUIC handshake being read for its name (`EngineQUIC.swift`), nil when none is.
     var quicReader: QUICNameReader?
     /// DNS: the queries waiting for answers, by message id.
     var queries: [UInt16: DNSQueryFlow] = [:]
+    /// DNS: the queries answered lately, by message id, their flows as closed: a repeated
+    /// answer is theirs (`DNSReplyOwner`).
+    var answered = RecentDNSAnswers<DNSQueryFlow>()
     /// The program lookup for this flow has not answered yet (`EngineUDPErrors.swift`).
     var awaitsProgram = false
-    /// A port unreachable for the app, held until the lookup answers (the whole ICMP packet).
-    var heldUnreachable: [UInt8]?
+    /// A port unreachable for the app, held until the lookup answers (the whole ICMP packet),
+    /// and the comment its capture keeps (`ICMPErrorNote`).
+    var heldUnreachable: (packet: [UInt8], comment: String?)?
     /// DNS: the queries (by flow id) whose program lookup has not answered yet; an answer to one
     /// is held for it (`EngineDNSHold.swift`).
     var queriesAwaitingProgram: Set<UInt64> = []
@@ -70,6 +77,8 @@ struct HeldDNSAnswer {
     let flow: UInt64
     let packet: [UInt8]
     let deadline: UInt64
+    /// The comment its capture keeps (a port unreachable tv passes on: `ICMPErrorNote`).
+    var comment: String? = nil
 }
 
 /// A DNS query waiting for its answer.

@@ -81,6 +81,23 @@ struct PacketSummaryTests {
         #expect(PacketMeaning.classify(tcpFlags: nil, payloadLength: 8) == .data)
     }
 
+    /// ICMP type 3 code 4 from 10.203.0.2 (MTU 1280) and ICMPv6 type 2 from fd03::2 (MTU 1280),
+    /// each quoting a UDP datagram (`PathMTUSignalTests`' bytes, independently built).
+    @Test("fragmentation needed and packet too big are titled too big for the path (IPv4's read cut off, IPv6's data: a trial); another unreachable stays cut off")
+    func tooBigForPath() {
+        let v4 = Self.summary("4500004c000700004001659" + "00acb00020a4d000103040d44000005004500003012344000401113"
+            + "6f0a4d00010acb00029c401b5f001cd897000102030405060708090a0b0c0d0e0f10111213")
+        #expect(v4 == PacketSummary(transport: 1, tcpFlags: nil, payloadLength: 56, destinationUnreachable: true, pathTooSmall: true))
+        #expect(v4.meaning == .tooBigForPath)
+        let v6 = Self.summary("60000000004c3a40fd030000000000000000000000000002fd770000000000000000000000000001"
+            + "02008ccb0000050060000000001c1140fd770000000000000000000000000001fd030000000000000000000000000002"
+            + "9c401b5f001cf333000102030405060708090a0b0c0d0e0f10111213")
+        #expect(v6 == PacketSummary(transport: 58, tcpFlags: nil, payloadLength: 76, pathTooSmall: true))
+        #expect(v6.meaning == .tooBigForPath)
+        #expect(PacketMeaning.tooBigForPath.words == "too big for the path" && PacketMeaning.tooBigForPath.rawValue == "too_big_for_path")
+        #expect(PacketMeaning.classify(tcpFlags: nil, payloadLength: 8, destinationUnreachable: true) == .cutOff)
+    }
+
     @Test("Unreadable: empty, not IP, a 10-byte IPv4 stub")
     func unreadable() {
         #expect([UInt8]().withUnsafeBytes { PacketSummary.read($0, originalLength: 0) } == PacketSummary(transport: nil, tcpFlags: nil, payloadLength: 0))

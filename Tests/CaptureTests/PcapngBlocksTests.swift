@@ -112,7 +112,7 @@ struct PacketMeaningTests {
 
     @Test("Words first, acronyms in Wireshark's order")
     func words() {
-        #expect(PacketMeaning.allCases.map(\.words) == ["opened", "accepted", "data", "delivery confirmed", "finished sending", "cut off"])
+        #expect(PacketMeaning.allCases.map(\.words) == ["opened", "accepted", "data", "delivery confirmed", "finished sending", "cut off", "too big for the path"])
         #expect(TCPFlags.acronyms(TCPFlags.syn | TCPFlags.ack) == "SYN, ACK")
         #expect(TCPFlags.acronyms(TCPFlags.rst | TCPFlags.ack) == "RST, ACK")
         #expect(TCPFlags.acronyms(0xFF) == "FIN, SYN, RST, PSH, ACK, URG, ECE, CWR")

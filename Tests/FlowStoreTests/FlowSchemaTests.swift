@@ -124,6 +124,24 @@ import Testing
         #expect(read?.tlsVersion == "TLSv1.2" && read?.clientTLSVersion == "TLSv1.3")
     }
 
+    @Test("migration 31: packets.meaning takes 'too_big_for_path' (a file at 30 refuses it); rows written before stay, and the CHECK still refuses an unknown meaning")
+    func migrationThirtyOneWidensPacketMeanings() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(30))) == 0)
+        func insert(_ n: Int, _ meaning: String) throws {
+            try database.execute("INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, tcp_flags, meaning) "
+                                 + "VALUES (5, \(n), 1, 0, 1, 'server_to_client', 576, 576, NULL, '\(meaning)')")
+        }
+        try insert(1, "cut_off")
+        #expect(throws: (any Error).self) { try insert(2, "too_big_for_path") }
+        #expect(try FlowSchema.migrate(database) == 30)
+        try insert(2, "too_big_for_path")
+        #expect(throws: (any Error).self) { try insert(3, "lost") }
+        #expect(try database.scalar("SELECT group_concat(meaning, ' ') FROM packets WHERE flow_id = 5") == .text("cut_off too_big_for_path"))
+    }
+
     @Test func refusesAFileFromANewerTV() throws {
         let folder = makeTemporaryFolder()
         defer { removeFolder(folder) }

@@ -17,6 +17,15 @@ import Glibc
                 == "tv could not connect to a.test:443 (network is unreachable)")
     }
 
+    @Test("a program that gave up its connect: while tv's was going, or after it had completed (then tv's connection went the same way at once; it read 'while tv was connecting' of a completed one: a trial)")
+    func programGaveUp() {
+        #expect(ConnectionFailure.clientGone(reset: true, .afterServerConnected).sentence
+                == "the client reset the connection after tv had connected to the server, before anything was relayed (tv then reset its connection to the server)")
+        #expect(ConnectionFailure.clientGone(reset: false, .afterServerConnected).sentence
+                == "the client closed the connection after tv had connected to the server, before anything was relayed (tv then closed its connection to the server)")
+        #expect(ConnectionFailure.clientGone(reset: true, .whileConnecting).sentence == "the client reset the connection while tv was connecting to the server")
+    }
+
     @Test("a connect still going when the TUN engine stopped says so, by what ended it (it read \"tv stopped\" for a command's unanswered connect: a trial)")
     func stillConnecting() {
         #expect(ConnectionFailure.stillConnecting(commandEnded: true).sentence == "still connecting when the command ended")

@@ -330,12 +330,20 @@ struct CapturePresentationTests {
             == "{\"running\":true,\"capture\":{\"enabled\":\"on\",\"packetsDropped\":3,\"packetsWritten\":1200,\"recording\":4},\"errors\":[],\"talkers\":[]}")
         #expect(CapturesPresentation.statusLine(["capture.enabled": "off"]) == nil)
         #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"])
-            == "capture 4 recording, 1,200 packets written, 3 dropped (the capture writer fell behind; they are not in the file)")
+            == "capture 4 recording, 1,200 packets written this session, 3 dropped (the capture writer fell behind; they are not in the file)")
         // O_DIRECT is the rule and goes unsaid; the buffered fallback is said.
         #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "2", "capture.writeMode": "direct"])
-            == "capture 4 recording, 2 packets written")
+            == "capture 4 recording, 2 packets written this session")
         #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "2", "capture.writeMode": "buffered"])
-            == "capture 4 recording, 2 packets written, through the page cache (the captures folder's file system refused O_DIRECT)")
+            == "capture 4 recording, 2 packets written this session, through the page cache (the captures folder's file system refused O_DIRECT)")
+        // After a rotation the file's own count is said beside the session's (a trial read the
+        // session's 5,651 as the new file's).
+        #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "12", "capture.recordingPackets": "0",
+                                                 "capture.packetsWritten": "5651"])
+            == "capture 12 recording (0 packets in it), 5,651 packets written this session")
+        #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "12", "capture.recordingPackets": "1",
+                                                 "capture.packetsWritten": "5652"])
+            == "capture 12 recording (1 packet in it), 5,652 packets written this session")
         #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 0) == nil)
         #expect(CapturesPresentation.lossSentence(dropped: 5, failed: 1)
             == "Not every packet was captured: 5 dropped because the capture writer fell behind, 1 not saved because a write failed; the connections themselves were not affected.")
@@ -345,8 +353,11 @@ struct CapturePresentationTests {
 
     @Test("tv packet past the packets captured, and past the 500 rows kept of more: two different sentences (a trial)")
     func noPacketSentences() {
+        // `tv packets` lists only the first 500 of more: said so (it read "lists them" of 1,860: a trial).
         #expect(PacketDetailRefusal.noPacket(flow: 7, n: 1201, count: 1200).message
-                == "Flow 7 has no packet 1201: 1,200 were captured; `tv packets 7` lists them.")
+                == "Flow 7 has no packet 1201: 1,200 were captured; `tv packets 7` lists the first 500 of them (only the capture file has the rest).")
+        #expect(PacketDetailRefusal.noPacket(flow: 7, n: 501, count: 500).message
+                == "Flow 7 has no packet 501: 500 were captured; `tv packets 7` lists them.")
         #expect(PacketDetailRefusal.noPacket(flow: 7, n: 40, count: 30).message
                 == "Flow 7 has no packet 40: 30 were captured; `tv packets 7` lists them.")
         #expect(PacketDetailRefusal.noPacket(flow: 7, n: 1200, count: 1200).message

@@ -32,6 +32,16 @@ import Testing
         ])
     }
 
+    @Test("DNS answers a duplicating path repeated are said as repeats counted with their queries, apart from the datagrams that answered no question (a trial read the repeats as the latter)")
+    func repeatedAnswers() {
+        #expect(TunnelCountersPresentation(counters: ["udpFlows": 2, "udpDatagramsUp": 2, "udpDatagramsDown": 8, "dnsQueries": 2, "dnsAnswers": 2,
+                                                      "dnsRepeatedAnswers": 6]).lines[1]
+                == "tunnel: 0 TCP connections, 2 UDP flows (2 datagrams up, 8 down), 2 of them DNS queries (2 answered, 6 answers repeated by the path or the resolver, each counted with its query)")
+        #expect(TunnelCountersPresentation(counters: ["udpFlows": 1, "udpDatagramsUp": 1, "udpDatagramsDown": 3, "dnsQueries": 1, "dnsAnswers": 1,
+                                                      "dnsRepeatedAnswers": 1, "dnsStrayAnswers": 1]).lines[1]
+                == "tunnel: 0 TCP connections, 1 UDP flow (1 datagram up, 3 down), 1 of them DNS query (1 answered, 1 answer repeated by the path or the resolver, each counted with its query; 1 datagram from a resolver answered no question asked and named nothing)")
+    }
+
     @Test("upstream ICMP errors: port unreachable passed on and errors not passed on follow the path-MTU signals")
     func upstreamErrors() {
         let counters: [String: UInt64] = ["udpFlows": 1, "udpDatagramsUp": 2, "pathMTUSignals": 1, "udpErrorQueueRead": 4,

@@ -270,9 +270,13 @@ final class CaptureExecTests {
         let get = lab.inHost(["curl", "-sS", "http://10.205.0.2:8080/index.html"])
         #expect(get.status == 0 && get.out == OriginLab.indexBody, "\(get)\n\(tv.output)")
         let status = lab.tv(["status"])
-        #expect(status.out.contains("\n  capture           capture 1 recording, "), "\(status)")
+        #expect(status.out.contains("\n  capture           capture 1 recording ("), "\(status)")
         let rotated = lab.tv(["captures", "rotate"])
         #expect(rotated.status == 0 && rotated.out == "Closed capture 1; capture 2 is being recorded now.\n", "\(rotated)")
+        // The new file's own count, beside the session's (it read the session's as the file's: a trial).
+        let after = lab.tv(["status"])
+        #expect(after.out.contains("\n  capture           capture 2 recording (0 packets in it), ") && after.out.contains(" packets written this session"),
+                "\(after)")
         let list = lab.tv(["captures"])
         #expect(list.out.contains("capture-000002.pcapng") && list.out.contains("Recording"), "\(list)")
         #expect(Sh.run(["capinfos", "-c", "-M", captureFolder + "/capture-000001.pcapng"]).status == 0)

@@ -166,10 +166,10 @@ final class ExecTests {
         #expect(r.err.contains("2 path-MTU signals") && !r.err.contains("not passed on"), "\(r.err)")
     }
 
-    @Test("UDP path MTU beyond the first hop: a router two hops out with a 1,280 link answers a DF datagram of 1,400 bytes; the app learns 1280 at once, without sending a second one")
+    @Test("UDP path MTU beyond the first hop: a router two hops out with a 1,280 link answers a DF datagram of 1,400 bytes; the app learns 1280 at once, without sending a second one; the capture keeps tv's copy of the router's error, from the router, quoting the datagram with its lengths, titled too big for the path, with a comment")
     func udpPathMTUFurtherOut() throws {
         // host (tv) —1500— origin namespace, forwarding (the router) —1280— far namespace (UDP echo).
-        let far = "tvp-\(lab.tag)", near = "tvp\(lab.tag)r", farLink = "tvp\(lab.tag)f"
+        let far = "\(lab.prefix)p-\(lab.tag)", near = "tvp\(lab.tag)r", farLink = "tvp\(lab.tag)f"
         try Sh.must(["ip", "netns", "add", far])
         defer { _ = Sh.run(["ip", "netns", "del", far]) }
         try Sh.must(["ip", "link", "add", near, "netns", lab.origin, "mtu", "1280", "type", "veth", "peer", "name", farLink, "netns", far, "mtu", "1280"])
@@ -236,6 +236,33 @@ final class ExecTests {
         // The counters block tv exec prints when CMD exits: both signals came from the error queue
         // (tv's own sends never failed: the first hop carries 1,400 bytes).
         #expect(r.err.contains("2 path-MTU signals") && !r.err.contains("send failed") && !r.err.contains("not passed on"), "\(r.err)")
+        // What the capture keeps of each: tv's copy of the router's error, from the router (the
+        // origin namespace, 10.203.0.2 / fd03::2), not the far server; quoting the program's
+        // datagram with its real lengths (they counted the quoted bytes: a trial's tshark read
+        // "MTU 1280" beside a 548-byte packet); titled too big for the path (it read "cut off" and
+        // "data"); and a comment saying whose error it is.
+        for (server, router, length, quoted) in [("10.213.0.2", "10.203.0.2", "1,428", "548"), ("fd13::2", "fd03::2", "1,448", "1,232")] {
+            let flow = try #require(try lab.flows().first { $0["serverAddress"] as? String == server && $0["transport"] as? String == "udp" })
+            let id = String(flow["id"] as? Int ?? 0)
+            let list = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "packets", id, "--json"])
+            let rows = ((try? JSONSerialization.jsonObject(with: Data(list.out.utf8))) as? [String: Any])?["packets"] as? [[String: Any]] ?? []
+            let n = try #require(rows.first { $0["meaning"] as? String == "too_big_for_path" }?["n"] as? Int, "\(list)")
+            let one = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "packet", id, String(n), "--json"])
+            let headers = ((try? JSONSerialization.jsonObject(with: Data(one.out.utf8))) as? [String: Any])?["headers"] as? [String: [String: String]] ?? [:]
+            let v6 = server.contains(":")
+            #expect(headers[v6 ? "IPv6" : "IPv4"]?["from"] == router, "\(one)")
+            #expect(headers[v6 ? "ICMPv6" : "ICMP"]?[v6 ? "MTU" : "next-hop MTU"] == "1280 bytes", "\(one)")
+            #expect(headers["Quoted packet"] == ["from": flow["clientAddress"] as? String ?? "?", "to": server, "protocol": "UDP",
+                                                 "length": "\(length) bytes (\(quoted) quoted)", "ports": "\(flow["clientPort"] as? Int ?? 0) → 7007",
+                                                 "UDP length": "1,408 bytes"], "\(one)")
+            if FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark"),
+               let file = ((try? JSONSerialization.jsonObject(with: Data(one.out.utf8))) as? [String: Any])?["captureFile"] as? String {
+                let comment = Sh.run(["tshark", "-r", lab.dataDir + "/captures/" + file, "-Y", v6 ? "icmpv6.type == 2" : "icmp.type == 3",
+                                      "-T", "fields", "-e", "frame.comment"]).out
+                #expect(comment.contains("tv's copy for the program of the \(v6 ? "ICMPv6 packet too big (MTU 1280)" : "ICMP fragmentation needed (next-hop MTU 1280)") \(router) sent about tv's datagram")
+                        && comment.contains("its headers as the program sent them"), "\(comment)")
+            }
+        }
     }
 
     @Test("UDP to a closed port: the origin's ICMP port unreachable reaches the app, whose connected socket reports ECONNREFUSED, as without tv; held for the program lookup, each flow names python3 though its socket closes at once")
@@ -389,7 +416,7 @@ final class ExecTests {
         #expect(f["failureReason"] as? String == "tv could not connect to 10.203.0.2:81 (connection refused) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
     }
 
-    @Test("an upstream tv cannot reach (no route from the host: network is unreachable): the program's connect fails with ECONNREFUSED, and the flow says both")
+    @Test("an upstream tv cannot reach (no route from the host: network is unreachable): the program's connect fails with ENETUNREACH, as without tv (it read ECONNREFUSED: a trial), and the flow says both")
     func unreachableUpstream() throws {
         let client = try lab.script("unreachable.py", """
             import errno, socket
@@ -403,10 +430,10 @@ final class ExecTests {
         let direct = lab.inHost(["python3", client])
         #expect(direct.out == "ENETUNREACH\n", "\(direct)")
         let r = lab.exec([], ["python3", client])
-        #expect(r.status == 0 && r.out == "ECONNREFUSED\n", "\(r)")
+        #expect(r.status == 0 && r.out == "ENETUNREACH\n", "\(r)")
         let f = try #require(try flow { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 })
         #expect(f["status"] as? String == "failed")
-        #expect(f["failureReason"] as? String == "tv could not connect to 10.205.0.2:443 (network is unreachable) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
+        #expect(f["failureReason"] as? String == "tv could not connect to 10.205.0.2:443 (network is unreachable) and answered the program's connection request with ICMP destination unreachable, so its connect failed with network is unreachable (ENETUNREACH)")
     }
 
     @Test("CMD's exit code is tv's, a signal death is 128 + the signal, a missing command is 127")

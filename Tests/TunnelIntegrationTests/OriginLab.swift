@@ -12,6 +12,9 @@ import Glibc
 final class OriginLab: @unchecked Sendable {
     // `@unchecked Sendable`: every field is set in init; `daemons` is only touched in init and close.
     let tag: String
+    /// What the namespaces' names start with (`TV_LAB_NETNS_PREFIX`, else "tv"); a test's own
+    /// namespaces start with it too.
+    let prefix: String
     let host: String
     let origin: String
     let dir: String
@@ -24,7 +27,7 @@ final class OriginLab: @unchecked Sendable {
     init() throws {
         tag = String(UUID().uuidString.prefix(6)).lowercased()
         // `TV_LAB_NETNS_PREFIX` names them apart where several checkouts share a machine.
-        let prefix = ProcessInfo.processInfo.environment["TV_LAB_NETNS_PREFIX"] ?? "tv"
+        prefix = ProcessInfo.processInfo.environment["TV_LAB_NETNS_PREFIX"] ?? "tv"
         host = "\(prefix)h-\(tag)"
         origin = "\(prefix)o-\(tag)"
         dir = NSTemporaryDirectory() + "tvlab-\(tag)"

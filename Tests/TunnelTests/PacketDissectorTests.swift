@@ -161,6 +161,54 @@ struct PacketDissectorTests {
         #expect(PacketDissector.dissect([0x50, 0, 0]) == .failure(.notIP(version: 5)))
     }
 
+    /// A router's error as tv now passes it on: the program's 1,428-byte (IPv4) / 1,448-byte
+    /// (IPv6) DF datagram 10.77.0.1:40000 → 10.42.3.2:21101, its headers whole and the payload
+    /// bytes a router quotes (520 / 1,184), from the router 10.42.1.1 / fd42:1::1.
+    static func routerError(v6: Bool) -> [UInt8] {
+        let app = PacketEndpoint(PacketAddress(v6 ? "fd77::1" : "10.77.0.1")!, 40000)
+        let remote = PacketEndpoint(PacketAddress(v6 ? "fd42:3::2" : "10.42.3.2")!, 21101)
+        let datagram = PacketBuilder.udp(source: app, destination: remote, payload: [UInt8](repeating: 0x78, count: 1_400),
+                                         dontFragment: true)!
+        let quote = Array(datagram.prefix(PacketBuilder.maximumQuote(isIPv6: v6)))
+        return PacketBuilder.array(capacity: 2_048) { buffer in
+            quote.withUnsafeBytes {
+                PacketBuilder.icmpError(into: buffer, action: .pathTooSmall(mtu: 1280), original: $0, originalLength: quote.count,
+                                        source: PacketAddress(v6 ? "fd42:1::1" : "10.42.1.1")!) ?? 0
+            }
+        }
+    }
+
+    @Test("fragmentation needed / packet too big: the MTU and the quoted packet's addresses, protocol, ports and lengths, as tshark reads them")
+    func icmpErrorQuote() throws {
+        let v4 = try PacketDissector.dissect(Self.routerError(v6: false)).get()
+        guard case .icmp(let i4)? = v4.transport else { Issue.record("no ICMP"); return }
+        #expect(i4.mtu == 1280)
+        #expect(i4.quoted == QuotedPacket(source: PacketAddress("10.77.0.1")!, destination: PacketAddress("10.42.3.2")!, protocolNumber: 17,
+                                          length: 1_428, sourcePort: 40000, destinationPort: 21101, udpLength: 1_408, bytesQuoted: 548))
+        let v6 = try PacketDissector.dissect(Self.routerError(v6: true)).get()
+        guard case .icmp(let i6)? = v6.transport else { Issue.record("no ICMPv6"); return }
+        #expect(i6.mtu == 1280)
+        #expect(i6.quoted == QuotedPacket(source: PacketAddress("fd77::1")!, destination: PacketAddress("fd42:3::2")!, protocolNumber: 17,
+                                          length: 1_448, sourcePort: 40000, destinationPort: 21101, udpLength: 1_408, bytesQuoted: 1_232))
+        // Not an error: no quote; a port unreachable: a quote and no MTU.
+        let echo = try PacketDissector.dissect(CapturedPackets.all.first { $0.summary.contains("ICMP echo request") }!.bytes).get()
+        guard case .icmp(let e)? = echo.transport else { Issue.record("no ICMP"); return }
+        #expect(e.mtu == nil && e.quoted == nil)
+        let refused = try PacketDissector.dissect(UDPErrorQueueTests.portUnreachable4).get()
+        guard case .icmp(let r)? = refused.transport else { Issue.record("no ICMP"); return }
+        #expect(r.mtu == nil && r.quoted?.udpLength == 28 && r.quoted?.length == 48 && r.quoted?.bytesQuoted == 48)
+
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/text2pcap") else {
+            Issue.record("tshark and text2pcap are needed (Debian package tshark, in Scripts/packages.sh TEST_PACKAGES)")
+            return
+        }
+        let lines = try Self.tshark([Self.routerError(v6: false), Self.routerError(v6: true)],
+                                    fields: ["ip.src", "ip.len", "icmp.mtu", "ipv6.src", "ipv6.plen", "icmpv6.mtu", "udp.srcport", "udp.dstport", "udp.length"])
+        #expect(lines == ["10.42.1.1,10.77.0.1|576,1428|1280||||40000|21101|1408",
+                          "|||fd42:1::1,fd77::1|1240,1408|1280|40000|21101|1408"])
+    }
+
     @Test("ICMP and ICMPv6 names by type and code")
     func icmpNames() {
         #expect(ICMPNames.name(isV6: false, type: 8, code: 0) == "Echo request")

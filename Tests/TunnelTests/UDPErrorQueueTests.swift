@@ -37,7 +37,9 @@ import Glibc
         let control = Self.cmsg(level: 0, type: 11, data: Self.extendedError(errno: 90, origin: 2, type: 3, code: 4, info: 1280, offender: Self.offender4))
         #expect(control.count == 48 && control[0] == 48)   // CMSG_LEN(16 + 16), as the kernel sets it
         let entry = try #require(Self.parse(control))
-        #expect(entry == SocketExtendedError(ipv6Level: false, errorNumber: 90, origin: 2, type: 3, code: 4, info: 1280))
+        // The offender (SO_EE_OFFENDER) is who sent the ICMP: tv's copy comes from it.
+        #expect(entry == SocketExtendedError(ipv6Level: false, errorNumber: 90, origin: 2, type: 3, code: 4, info: 1280,
+                                             offender: PacketAddress("10.203.0.2")))
         #expect(UDPPathMTU.action(for: entry, isIPv6: false, kernelPathMTU: 1280) == .pathTooSmall(mtu: 1280))
     }
 
@@ -46,7 +48,8 @@ import Glibc
         let control = Self.cmsg(level: 41, type: 25, data: Self.extendedError(errno: 90, origin: 3, type: 2, code: 0, info: 1280, offender: Self.offender6))
         #expect(control.count == 64 && control[0] == 60)
         let entry = try #require(Self.parse(control))
-        #expect(entry == SocketExtendedError(ipv6Level: true, errorNumber: 90, origin: 3, type: 2, code: 0, info: 1280))
+        #expect(entry == SocketExtendedError(ipv6Level: true, errorNumber: 90, origin: 3, type: 2, code: 0, info: 1280,
+                                             offender: PacketAddress("fd03::2")))
         #expect(UDPPathMTU.action(for: entry, isIPv6: true, kernelPathMTU: 1500) == .pathTooSmall(mtu: 1280))
     }
 
@@ -56,8 +59,16 @@ import Glibc
         #expect(ttl.count == 24)
         let error = Self.cmsg(level: 0, type: 11, data: Self.extendedError(errno: 111, origin: 2, type: 3, code: 3, info: 0, offender: Self.offender4))
         let entry = try #require(Self.parse(ttl + error))
-        #expect(entry == SocketExtendedError(ipv6Level: false, errorNumber: 111, origin: 2, type: 3, code: 3, info: 0))
+        #expect(entry == SocketExtendedError(ipv6Level: false, errorNumber: 111, origin: 2, type: 3, code: 3, info: 0,
+                                             offender: PacketAddress("10.203.0.2")))
         #expect(Self.parse(ttl) == nil)
+        // The local stack's own error names no offender (AF_UNSPEC), nor does one cut before it.
+        let local = Self.cmsg(level: 0, type: 11, data: Self.extendedError(errno: 90, origin: 1, type: 0, code: 0, info: 1500,
+                                                                           offender: [UInt8](repeating: 0, count: 16)))
+        #expect(Self.parse(local)?.offender == nil)
+        let cut = Self.cmsg(level: 0, type: 11, data: Self.extendedError(errno: 90, origin: 2, type: 3, code: 4, info: 1280,
+                                                                         offender: Array(Self.offender4.prefix(6))))
+        #expect(Self.parse(cut) == SocketExtendedError(ipv6Level: false, errorNumber: 90, origin: 2, type: 3, code: 4, info: 1280))
         #expect(Self.parse([]) == nil)
         #expect(Self.parse(Array(error.prefix(40))) == nil)                    // cmsg_len 48 beyond the 40 bytes
         #expect(Self.parse(Self.cmsg(level: 0, type: 11, data: [1, 2, 3, 4])) == nil)   // too short for sock_extended_err

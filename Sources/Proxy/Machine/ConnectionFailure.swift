@@ -24,6 +24,12 @@ public enum ConnectionFailure: Equatable, Sendable {
         case duringServerHandshake
         /// During tv's handshake with it, before tv's certificate reached it.
         case beforeHandshake
+        /// The TUN front-ends: after tv's connect to the server had completed, before the
+        /// connection reached the proxy (tv's listener had not accepted it), so nothing was relayed;
+        /// tv then ended its connection to the server the same way at once. A program that gave
+        /// up its connect while tv's was still going answers the handshake tv then forwards with
+        /// a reset (a trial's Happy Eyeballs loser: the server held tv's idle connection ~10 s).
+        case afterServerConnected
         /// Plain HTTP forwarding: no request reached a server.
         case beforeFirstRequest
         /// Plain HTTP forwarding: the client ended its side while its response was awaited, and
@@ -55,13 +61,18 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// upstream connects; the explicit proxy answers in its protocol and needs no note).
     public enum ClientAnswer: Equatable, Sendable {
         /// A TCP reset to the app's SYN (`EngineTCP.connectFailed`): its connect(2) fails with
-        /// ECONNREFUSED (Linux's answer to a reset in SYN-SENT), whatever the upstream's error was.
+        /// ECONNREFUSED (Linux's answer to a reset in SYN-SENT): a refusal, or an upstream error
+        /// no ICMP carries (no answer in time, tv's own failures: `FailedConnectAnswer`).
         case reset
         /// A DNS SERVFAIL to the app's query to the tunnel's DNS address, so it does not wait.
         case serverFailure
         /// An ICMP destination unreachable to the app's datagram (`UnsendableDatagram`), which
         /// its socket reports as `programSaw`.
         case icmpUnreachable(programSaw: Errno)
+        /// An ICMP destination unreachable to the app's SYN (`FailedConnectAnswer`), so its
+        /// connect(2) failed with `programSaw`, the error tv's own connect got where ICMP can
+        /// carry it (no route, host unreachable) rather than a reset's ECONNREFUSED.
+        case icmpToConnect(programSaw: Errno)
     }
 
     case clientGone(reset: Bool, Moment)
@@ -235,6 +246,8 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .inClientHello: when = "in the middle of its ClientHello"
             case .duringServerHandshake: when = "during the server's TLS handshake"
             case .beforeHandshake: when = "before the handshake"
+            case .afterServerConnected:
+                when = "after tv had connected to the server, before anything was relayed (tv then \(reset ? "reset" : "closed") its connection to the server)"
             case .beforeFirstRequest: when = "before its first request"
             case .awaitingResponse: when = "while it waited for the response, which had not begun when tv gave up waiting for it"
             case .beforeResponse: when = "before the response began, and the server then closed its side too"
@@ -289,6 +302,8 @@ public enum ConnectionFailure: Equatable, Sendable {
                 return "tv could not send the query to \(target) (\(cause)) and answered the program SERVFAIL, so its lookup failed at once"
             case .icmpUnreachable(let seen)?:
                 return "tv could not send to \(target) (\(cause)) and answered the program ICMP destination unreachable, so its socket reported \(seen.phrase)"
+            case .icmpToConnect(let seen)?:
+                return "tv could not connect to \(target) (\(cause)) and answered the program's connection request with ICMP destination unreachable, so its connect failed with \(seen.namedPhrase)"
             }
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"

@@ -8,10 +8,11 @@ import TVHome
 /// through OpenSSL's `PEM_write_bio_X509`). A certificate whose DER was never stored (its batch
 /// was dropped) keeps its fingerprint with null subject, issuer and pem.
 enum BundleServerChain {
-    /// The flow's object for `flows.json`; `certificates` is DER by fingerprint
+    /// The flow's object for `flows.json`; `packetsCaptured` as `tv flows --json` gives it
+    /// (`CaptureCatalog.packetCounts`); `certificates` is DER by fingerprint
     /// (`FlowStore.certificates`).
-    static func json(_ record: FlowRecord, certificates: [String: [UInt8]]) -> JSONValue {
-        let listed = FlowDetailPresentation.json(record)
+    static func json(_ record: FlowRecord, packetsCaptured: Int64, certificates: [String: [UInt8]]) -> JSONValue {
+        let listed = FlowDetailPresentation.detailJSON(record, packetsCaptured: packetsCaptured)
         guard case var .object(pairs) = listed else { return listed }
         pairs.append(("serverChain", .array(record.certificateChain.map { entry($0, der: certificates[$0]) })))
         return .object(pairs)

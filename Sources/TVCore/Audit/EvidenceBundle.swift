@@ -113,8 +113,13 @@ public struct EvidenceBundle: Sendable, Equatable {
         json("session.json", AuditPresentation.json(session))
         json("markers.json", .array(markers.map(AuditPresentation.json)))
         let certificates = try store.certificates(Set(records.flatMap(\.certificateChain)))
+        // Each flow's captured packets, as `tv flows --json` gives them (the whole connection's,
+        // like its other totals).
+        let catalog = try CaptureCatalog.open(databasePath: home.databasePath, folder: CaptureFolder(path: home.captureDirectory), writing: false)
+        let captured = try catalog.packetCounts(flows: records.map { UInt64(bitPattern: $0.id) })
+        catalog.close()
         json("flows.json", .object([("flows", .array(records.map { record in
-            let flow = BundleServerChain.json(record, certificates: certificates)
+            let flow = BundleServerChain.json(record, packetsCaptured: captured[UInt64(bitPattern: record.id)] ?? 0, certificates: certificates)
             guard carriedIDs.contains(record.id), case .object(let fields) = flow else { return flow }
             return .object(fields + [("carriedIntoSession", .bool(true))])
         }))]))

@@ -15,7 +15,7 @@ enum CaptureCommands {
 
     static let packetsSpec = CommandSpec(
         name: "packets", summary: "List one flow's captured packets: time, direction, size, what each meant, flags.",
-        discussion: "Packets are captured for connections made through `tv exec` and `tv run --mode tun` (capture.enabled). Times are relative to the flow's first packet. tv keeps rows for the first 500 packets of a flow and counts all of them; a capped list names both numbers. Each packet is titled by what it meant: opened (SYN), accepted (SYN-ACK), data, delivery confirmed (a bare ACK), finished sending (FIN), cut off (RST, whatever else is set).",
+        discussion: "Packets are captured for connections made through `tv exec` and `tv run --mode tun` (capture.enabled). Times are relative to the flow's first packet. tv keeps rows for the first 500 packets of a flow and counts all of them; a capped list names both numbers. Each packet is titled by what it meant: opened (SYN), accepted (SYN-ACK), data, delivery confirmed (a bare ACK), finished sending (FIN), cut off (RST, whatever else is set; an ICMP destination unreachable), too big for the path (ICMP fragmentation needed, ICMPv6 packet too big).",
         options: [json],
         positionals: [PositionalSpec("FLOW", help: "The flow's id, as `tv flows` prints it.")])
 
@@ -232,6 +232,14 @@ extension CaptureCommands {
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
         return try catalog.packetCount(flow: UInt64(id))
+    }
+
+    /// Every packet captured of each of `flows`, by id (`tv flows --json`).
+    static func capturedCounts(_ inv: Invocation, flows ids: [Int64]) throws -> [Int64: Int64] {
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        let counts = try catalog.packetCounts(flows: ids.map { UInt64(bitPattern: $0) })
+        return Dictionary(uniqueKeysWithValues: counts.map { (Int64(bitPattern: $0.key), $0.value) })
     }
 
     static func flowPacketLines(_ inv: Invocation, flow id: Int64, carried: Int64 = 0) throws -> [String] {

@@ -147,7 +147,8 @@ enum FlowCommands {
             page = try store.flows(query)
         }
         if inv.json {
-            inv.console.line(FlowListPresentation.json(page).adding(said).serialized(pretty: true))
+            let captured = try? CaptureCommands.capturedCounts(inv, flows: page.flows.map(\.id))
+            inv.console.line(FlowListPresentation.json(page, packetsCaptured: captured).adding(said).serialized(pretty: true))
         } else {
             // An empty page says how many flows there are in all, so a filter matching nothing is not
             // read as an empty history.

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowTerms
+import Proxy
+
+/// How tv answers a program's SYN whose upstream connect failed (connect-first: the program
+/// waits in SYN-SENT while tv connects), so that its connect(2) fails with the error it would
+/// have got without tv wherever a packet can carry it (pure).
+///
+/// A reset in SYN-SENT is always ECONNREFUSED (RFC 9293 §3.10.7.3; Linux `tcp_reset`), which
+/// is right for a refusal and wrong for everything else: a trial's program saw ECONNREFUSED
+/// where, without tv, the same connect failed with EHOSTUNREACH (a router's host unreachable)
+/// and ENETUNREACH (no route). An ICMP destination unreachable quoting the SYN does better: a
+/// socket in SYN-SENT takes any destination unreachable as fatal (Linux `tcp_v4_err` /
+/// `tcp_v6_err`: `tcp_done_with_error` with the code's errno, soft or hard alike, once the
+/// quoted sequence number is the SYN's) and reports the errno Linux's tables give the code
+/// (`icmp_err_convert`, `icmpv6_err_convert`):
+///
+/// | tv's connect failed with        | ICMP (type 3) code → errno           | ICMPv6 (type 1) code → errno     |
+/// |---------------------------------|--------------------------------------|----------------------------------|
+/// | ENETUNREACH                     | 0 network unreachable → ENETUNREACH  | 0 no route → ENETUNREACH         |
+/// | EHOSTUNREACH                    | 1 host unreachable → EHOSTUNREACH    | 3 address unreachable → EHOSTUNREACH |
+/// | EHOSTDOWN                       | 7 host unknown → EHOSTDOWN           | 3 → EHOSTUNREACH                 |
+/// | ENONET                          | 8 host isolated → ENONET             | 3 → EHOSTUNREACH                 |
+/// | EACCES, EPERM (a firewall)      | 13 administratively prohibited → EHOSTUNREACH | 1 administratively prohibited → EACCES |
+///
+/// Everything else keeps the reset: a refusal (ECONNREFUSED) is one; no answer within tv's
+/// connect timeout, ETIMEDOUT and tv's own failures (a routing mark, no resolver, no address)
+/// have no ICMP that says them, and a reset ends the program's wait at once.
+public enum FailedConnectAnswer: Equatable, Sendable {
+    /// `RST|ACK` answering the SYN: the program sees ECONNREFUSED.
+    case reset
+    /// ICMP (`isIPv6` false) or ICMPv6 destination unreachable with `code`, quoting the SYN; the
+    /// program's connect fails with `programSees`.
+    case unreachable(code: UInt8, programSees: Errno)
+
+    /// The answer for a connect that failed for `why`, to a program of family `isIPv6`.
+    public static func choose(_ why: ConnectionFailure.Unreachable, isIPv6: Bool) -> FailedConnectAnswer {
+        guard case .connect(let err) = why else { return .reset }
+        switch err.code {
+        case ENETUNREACH: return .unreachable(code: 0, programSees: Errno(ENETUNREACH))
+        case EHOSTUNREACH: return isIPv6 ? .unreachable(code: 3, programSees: Errno(EHOSTUNREACH)) : .unreachable(code: 1, programSees: Errno(EHOSTUNREACH))
+        case EHOSTDOWN: return isIPv6 ? .unreachable(code: 3, programSees: Errno(EHOSTUNREACH)) : .unreachable(code: 7, programSees: Errno(EHOSTDOWN))
+        case ENONET: return isIPv6 ? .unreachable(code: 3, programSees: Errno(EHOSTUNREACH)) : .unreachable(code: 8, programSees: Errno(ENONET))
+        case EACCES, EPERM: return isIPv6 ? .unreachable(code: 1, programSees: Errno(EACCES)) : .unreachable(code: 13, programSees: Errno(EHOSTUNREACH))
+        default: return .reset
+        }
+    }
+
+    /// What the flow says the program was told.
+    public var clientAnswer: ConnectionFailure.ClientAnswer {
+        switch self {
+        case .reset: return .reset
+        case .unreachable(_, let seen): return .icmpToConnect(programSaw: seen)
+        }
+    }
+}
