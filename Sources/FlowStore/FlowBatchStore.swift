@@ -21,12 +21,24 @@ protocol FlowBatchStore: AnyObject {
     /// Does that work now.
     /// - Throws: `FlowStoreError`; the connection may then be lost (`isLost`).
     func doSideWork() throws
+    /// Copies the journal into the store and truncates it to nothing, where the store keeps one
+    /// on the disk it fills (SQLite's write-ahead log), so that room freed on a full disk goes
+    /// to rows (`FullDiskWrites`). What cannot be done now is left to a later call.
+    /// - Returns: nil when it was emptied (or the store keeps none); why not otherwise
+    ///   (`.diskFull`: the store's file cannot grow to take what the journal holds).
+    @discardableResult
+    func emptyJournal() -> FlowStoreError?
+    /// The bytes free on the store's disk; nil when there is none to tell (a server).
+    var freeBytes: Int64? { get }
 }
 
 extension FlowBatchStore {
     /// None (SQLite's writer has no work beside its batches).
     var sideWorkDue: DispatchTime? { nil }
     func doSideWork() throws {}
+    /// Nothing (the shared store's server keeps its own journal).
+    func emptyJournal() -> FlowStoreError? { nil }
+    var freeBytes: Int64? { nil }
 }
 
 /// How the writer thread opens its store, and counts missing rows while it has none.

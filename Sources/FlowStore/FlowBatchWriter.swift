@@ -1,6 +1,7 @@
 import Foundation
 import FlowTerms
 import Synchronization
+import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -276,6 +277,18 @@ final class FlowBatchWriter: FlowBatchStore {
 
     /// An SQLite file is never lost: a failed write is retried on the same connection.
     var isLost: Bool { false }
+
+    /// `wal_checkpoint(TRUNCATE)` on the writer's own connection, waiting at most 250 ms for
+    /// readers and for a checkpoint of the `WALCheckpointer`'s that runs (`FullDiskWrites`).
+    func emptyJournal() -> FlowStoreError? {
+        database.checkpointTruncating(waitingAtMost: 250)
+    }
+
+    /// The room left on the database's disk (statvfs(3) of its folder).
+    var freeBytes: Int64? {
+        let folder = database.path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return DiskSpace.freeBytes(at: folder.isEmpty ? (database.path.hasPrefix("/") ? "/" : ".") : folder)
+    }
 
     /// How many of `ids` have no row in the file (a read: it works on a full disk).
     func countMissing(_ ids: [Int64]) -> Int {

@@ -68,15 +68,18 @@ public final class FlowStore: Sendable {
     /// - Parameter mirror: the shared store's writer, given a copy of every event (`tv run --store`).
     public func makeWriter(capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
                            mirror: FlowWriter? = nil,
-                           onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
-        try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, mirror: mirror, onHealthChange: onHealthChange)
+                           onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil,
+                           onGivingUp: (@Sendable (FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
+        try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, mirror: mirror, onHealthChange: onHealthChange,
+                       onGivingUp: onGivingUp)
     }
 
     /// Test hook: `makeWriter`, its connection keeping the triggers (a test's own trigger refuses
     /// or counts its writes; `SQLiteFlowBackend.keepsTriggers`).
     func makeWriterKeepingTriggersForTesting(retryLimit: Int = FlowWriter.defaultRetryLimit,
-                                             onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
-        try FlowWriter(path: path, retryLimit: retryLimit, keepingTriggers: true, onHealthChange: onHealthChange)
+                                             onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil,
+                                             onGivingUp: (@Sendable (FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
+        try FlowWriter(path: path, retryLimit: retryLimit, keepingTriggers: true, onHealthChange: onHealthChange, onGivingUp: onGivingUp)
     }
 
     /// One page of flows matching `query`, newest first (start time, then id, both descending).

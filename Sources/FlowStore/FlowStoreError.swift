@@ -70,7 +70,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .busy(path):
             return "The flow database at \(path) is locked by another process; stop the other tv session or try again in a moment."
         case let .diskFull(path):
-            return "The disk holding the data folder is full (\(path) cannot grow); free some space on it and try again."
+            return DataFolderFull.sentence(cannotGrow: path)
         case let .readOnly(path):
             return "The flow database at \(path) cannot be written; check that the file and its folder belong to you (file 0600, folder 0700) and try again."
         case let .failed(path, reason):

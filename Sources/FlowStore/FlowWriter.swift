@@ -49,17 +49,21 @@ public final class FlowWriter: Sendable {
     ///   at once) and opens its connection at the first attempt that finds room.
     ///   - mirror: the shared store's writer, which is given a copy of every event (ids are this
     ///     writer's: the shared row is keyed by instance and local id).
+    ///   - onGivingUp: called on the writer thread when, writes failing, flows start being given
+    ///     up past `retryLimit` (once, until writes resume), with the counters at that moment.
     public convenience init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
                 mirror: FlowWriter? = nil,
-                onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
+                onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil,
+                onGivingUp: (@Sendable (FlowWriterCounters) -> Void)? = nil) throws {
         try self.init(path: path, capacity: capacity, retryLimit: retryLimit, mirror: mirror, keepingTriggers: false,
-                      onHealthChange: onHealthChange)
+                      onHealthChange: onHealthChange, onGivingUp: onGivingUp)
     }
 
     /// `init(path:…)`, with `keepingTriggers` true only for a test (`SQLiteFlowBackend.keepsTriggers`).
     init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
          mirror: FlowWriter? = nil, keepingTriggers: Bool,
-         onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
+         onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil,
+         onGivingUp: (@Sendable (FlowWriterCounters) -> Void)? = nil) throws {
         self.path = path
         self.mirror = mirror
         let closing = ClosingChoice()
@@ -101,7 +105,7 @@ public final class FlowWriter: Sendable {
                 }
                 // Said before `init` returns, so a session warns before its banner.
                 let thread = FlowWriterThread(queue: queue, writer: nil, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
-                                              startFailure: .diskFull(path: full), onHealthChange: onHealthChange)
+                                              startFailure: .diskFull(path: full), onHealthChange: onHealthChange, onGivingUp: onGivingUp)
                 started.signal()
                 queue.run(thread)
                 return
@@ -114,7 +118,7 @@ public final class FlowWriter: Sendable {
             startup.withLock { $0 = .success((writer.firstID, writer.recovery)) }
             started.signal()
             queue.run(FlowWriterThread(queue: queue, writer: writer, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
-                                       onHealthChange: onHealthChange))
+                                       onHealthChange: onHealthChange, onGivingUp: onGivingUp))
         }
         thread.name = "tv flow writer"
         thread.start()

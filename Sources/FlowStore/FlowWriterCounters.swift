@@ -29,6 +29,10 @@ public struct FlowWriterCounters: Sendable, Equatable {
     public var flowUpdatesNotSaved = 0
     /// Exchange rows given up while writes failed (too many waited, or the writer stopped).
     public var exchangesNotSaved = 0
+    /// Programs the lookup named (or said why not) that were given up while writes failed, so
+    /// their flows' rows, where they exist, lack them: with their flows, past the retry limit,
+    /// or at the stop.
+    public var programsNotSaved = 0
     /// True while writes fail (from a failed attempt until the next successful one).
     public var failing = false
     /// When the write in progress began (µs since the epoch); nil between writes. A write that

@@ -44,6 +44,14 @@ final class FlowWriterThread: QueueWriter {
     private var sideWorkOwed = false
     /// Told when writes start failing and when they resume.
     private let onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?
+    /// Told when flows start being given up past the retry limit (once until writes resume).
+    private let onGivingUp: (@Sendable (FlowWriterCounters) -> Void)?
+    /// Whether flows were given up past the retry limit since writes last resumed, and whether
+    /// `onGivingUp` was told so (after the failure is said: `sayGivingUp`).
+    private var givingUp = false
+    private var givingUpSaid = false
+    /// Whether writes go in parts with the WAL emptied between them (after a full disk).
+    private var fullDisk = FullDiskWrites()
 
     /// - Parameters:
     ///   - retryLimit: how many flows whose write failed are kept for the next attempt.
@@ -51,7 +59,8 @@ final class FlowWriterThread: QueueWriter {
     ///     before `init` returns.
     init(queue: Queue, writer: (any FlowBatchStore)?, backend: any FlowBatchBackend, path: String, closing: ClosingChoice, retryLimit: Int,
          startFailure: FlowStoreError? = nil,
-         onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?) {
+         onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?,
+         onGivingUp: (@Sendable (FlowWriterCounters) -> Void)? = nil) {
         self.queue = queue
         self.writer = writer
         self.backend = backend
@@ -59,6 +68,7 @@ final class FlowWriterThread: QueueWriter {
         self.closing = closing
         unwritten = UnwrittenFlows(limit: retryLimit)
         self.onHealthChange = onHealthChange
+        self.onGivingUp = onGivingUp
         if let startFailure {
             report(startFailure)
             // Opened again on the idle timer, with backoff, not only when a flow comes.
@@ -150,65 +160,131 @@ final class FlowWriterThread: QueueWriter {
         // One last try whatever the backoff says: what fails now is given up.
         reopenAt = nil
         if (!unwritten.isEmpty || openExchanges.count > 0), attempt([], releasingOpenExchanges: true) == false {
-            let before = unwritten.exchangesGivenUp
-            giveUp(unwritten.giveUpAll())
-            countExchangesGivenUp(since: before)
+            let exchanges = unwritten.exchangesGivenUp, programs = unwritten.programsGivenUp
+            giveUp(unwritten.giveUpAll(), stopping: true)
+            countGivenUp(exchangesSince: exchanges, programsSince: programs)
             queue.updateCounters { $0.unwrittenFlows = 0 }
         }
         writer?.close()
     }
 
-    /// Writes `batch` after the flows still unwritten, in one transaction (opening the connection
-    /// first when it is not open yet); on failure keeps them all for the next attempt (giving up
-    /// the oldest past the retry limit). Counts, and tells `onHealthChange` when writes start
-    /// failing or resume.
-    /// - Returns: true when the transaction committed.
+    /// Writes `batch` after the flows still unwritten (opening the connection first when it is
+    /// not open yet): in one transaction, or, after a full disk (`FullDiskWrites`), the backlog
+    /// in parts, each its own transaction, then what is left of it with `batch`. On failure keeps
+    /// what was not written for the next attempt (giving up the oldest past the retry limit).
+    /// Counts, and tells `onHealthChange` when writes start failing or resume.
+    /// - Returns: true when everything was committed.
     private func attempt(_ batch: [FlowEvent], releasingOpenExchanges: Bool = false) -> Bool {
-        let represented = unwritten.representedEvents
-        let backlog = unwritten.isEmpty ? [] : unwritten.takeAll()
-        let taken = backlog.isEmpty ? batch : backlog + batch
-        let events = removingQueries(openExchanges.sift(taken, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges))
-        guard !events.isEmpty else { return true }
-        guard writer != nil || reopenDue else {
-            // Not tried: they wait with the others for the next attempt.
-            let before = unwritten.exchangesGivenUp
-            giveUp(unwritten.keep(events, representing: represented + batch.count))
-            countExchangesGivenUp(since: before)
-            let count = unwritten.count
-            queue.updateCounters { $0.unwrittenFlows = count }
+        // Only the new events are sifted: what waits was sifted when it first came.
+        let fresh = removingQueries(openExchanges.sift(batch, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges))
+        guard !fresh.isEmpty || !unwritten.isEmpty else { return true }
+        if writer == nil {
+            guard reopenDue else {
+                // Not tried: they wait with the others for the next attempt.
+                keepUnwritten(fresh, batch: batch.count)
+                sayGivingUp()
+                return false
+            }
+            do {
+                writer = try backend.open(closing: closing)
+                sideWorkOwed = false
+            } catch {
+                keepUnwritten(fresh, batch: batch.count)
+                report(error as? FlowStoreError ?? .failed(path: path, reason: "\(error)"))
+                return false
+            }
+        }
+        if let size = fullDisk.partSize, unwritten.items > size {
+            // The previous failure's frames may still fill the WAL (its truncation found the
+            // checkpoint lock held, or a reader): emptied before the first part.
+            writer?.emptyJournal()
+            while unwritten.items > size {
+                let part = unwritten.take(upTo: size)
+                switch write(part.events) {
+                case .failed(let failure):
+                    unwritten.putBack(part)
+                    keepUnwritten(fresh, batch: batch.count)
+                    report(failure)
+                    return false
+                case .committed(let full):
+                    countWrittenOnRetry(part.represented)
+                    // The database could not grow to take the part from the WAL: the next part
+                    // would only add a failed transaction's frames beside this one's. What is
+                    // left waits for room.
+                    if let full {
+                        keepUnwritten(fresh, batch: batch.count)
+                        report(full)
+                        return false
+                    }
+                }
+            }
+        }
+        let rest = unwritten.take(upTo: .max)
+        // Most batches have no backlog: written as they came, not copied behind an empty one.
+        if case .failed(let failure) = write(rest.items == 0 ? fresh : rest.events + fresh) {
+            unwritten.putBack(rest)
+            keepUnwritten(fresh, batch: batch.count)
+            report(failure)
             return false
         }
+        countWrittenOnRetry(rest.represented)
+        report(nil)
+        return true
+    }
+
+    /// How one transaction ended.
+    private enum WriteOutcome {
+        /// It committed; `full` when the WAL could not be emptied after it for a full disk.
+        case committed(full: FlowStoreError?)
+        case failed(FlowStoreError)
+    }
+
+    /// Writes `events` in one transaction on the open store; empties the journal after it when
+    /// `fullDisk` says so.
+    private func write(_ events: [FlowEvent]) -> WriteOutcome {
+        guard !events.isEmpty, let store = writer else { return .committed(full: nil) }
         var failure: FlowStoreError?
         let began = EngineClock.wallMicros()
         queue.updateCounters { $0.writingSince = began }
         do {
-            if writer == nil {
-                writer = try backend.open(closing: closing)
-                sideWorkOwed = false
-            }
-            try writer!.write(events)
+            try store.write(events)
         } catch let error as FlowStoreError {
             failure = error
         } catch {
             failure = .failed(path: path, reason: "\(error)")
         }
         queue.updateCounters { $0.writingSince = nil }
-        if failure != nil {
-            // A lost connection (the shared store's server went away) is made anew next time.
-            if let lost = writer, lost.isLost {
-                sideWorkOwed = lost.sideWorkDue != nil
-                lost.close()
-                writer = nil
-            }
-            let before = unwritten.exchangesGivenUp
-            giveUp(unwritten.keep(events, representing: represented + batch.count))
-            countExchangesGivenUp(since: before)
+        var full: FlowStoreError?
+        if fullDisk.wrote(failure: failure, freeBytes: { store.freeBytes }) == .emptyJournal,
+           let error = store.emptyJournal(), case .diskFull = error {
+            full = error
         }
-        // What waited from earlier attempts is written now (a trial's status said 52 of 157
-        // events written, every flow in the store).
-        if failure == nil, represented > 0 { queue.updateCounters { $0.writtenOnRetry += represented } }
-        report(failure)
-        return failure == nil
+        guard let failure else { return .committed(full: full) }
+        // A lost connection (the shared store's server went away) is made anew next time.
+        if store.isLost {
+            sideWorkOwed = store.sideWorkDue != nil
+            store.close()
+            writer = nil
+        }
+        return .failed(failure)
+    }
+
+    /// Keeps `events`, the batch's sifted (`batch` of them as queued), for the next attempt;
+    /// gives up and counts what is past the retry limit.
+    private func keepUnwritten(_ events: [FlowEvent], batch: Int) {
+        let exchanges = unwritten.exchangesGivenUp, programs = unwritten.programsGivenUp
+        giveUp(unwritten.keep(events, representing: batch))
+        countGivenUp(exchangesSince: exchanges, programsSince: programs)
+        let count = unwritten.count
+        queue.updateCounters { $0.unwrittenFlows = count }
+    }
+
+    /// What waited from earlier attempts and is written now (a trial's status said 52 of 157
+    /// events written, every flow in the store).
+    /// (A part may count less than its events, or below zero, when the exchange hold moved
+    /// events between batches; the parts add up.)
+    private func countWrittenOnRetry(_ represented: Int) {
+        if represented != 0 { queue.updateCounters { $0.writtenOnRetry += represented } }
     }
 
     /// Records an attempt's outcome in the counters and `health`; tells `onHealthChange` of a
@@ -233,31 +309,52 @@ final class FlowWriterThread: QueueWriter {
         }
         let failing = health.failing
         queue.updateCounters { $0.failing = failing }
+        if change == .resumed { (givingUp, givingUpSaid) = (false, false) }
+        sayGivingUp()
     }
 
-    /// Counts the exchanges `unwritten` gave up since it had given up `before`.
-    private func countExchangesGivenUp(since before: Int) {
-        let lost = unwritten.exchangesGivenUp - before
-        if lost > 0 { queue.updateCounters { $0.exchangesNotSaved += lost } }
+    /// Tells `onGivingUp` once that flows are being given up, after the failure was said.
+    private func sayGivingUp() {
+        guard givingUp, !givingUpSaid else { return }
+        givingUpSaid = true
+        onGivingUp?(queue.counters)
+    }
+
+    /// Counts the exchanges and programs `unwritten` gave up since it had given up
+    /// `exchangesSince` and `programsSince`.
+    private func countGivenUp(exchangesSince: Int, programsSince: Int) {
+        let exchanges = unwritten.exchangesGivenUp - exchangesSince, programs = unwritten.programsGivenUp - programsSince
+        if exchanges > 0 || programs > 0 {
+            queue.updateCounters {
+                $0.exchangesNotSaved += exchanges
+                $0.programsNotSaved += programs
+            }
+        }
     }
 
     /// Counts `flows` as given up: not saved at all when the database has no row of them, saved
     /// without their latest state otherwise (asked of the connection, or of a read-only one
-    /// when it is not open).
-    private func giveUp(_ flows: [FlowRecord]) {
+    /// when it is not open), and, of those saved, the ones whose program is lost with them.
+    /// The first flows given up while writes fail, past the retry limit (not at the stop), are
+    /// said once (`onGivingUp`): they went with only a counter before.
+    private func giveUp(_ flows: [UnwrittenFlows.Kept], stopping: Bool = false) {
         guard !flows.isEmpty else { return }
-        let ids = flows.map(\.id)
+        if !stopping { givingUp = true }
+        let ids = flows.map(\.record.id)
         backend.gaveUp(ids)
-        let missing: Int
-        if let writer {
-            missing = writer.countMissing(ids)
-        } else {
-            missing = backend.countMissingWithoutStore(ids)
-        }
+        let withPrograms = flows.filter { $0.program != nil }.map(\.record.id)
+        let missing = countMissing(ids)
+        let programsLost = withPrograms.isEmpty ? 0 : withPrograms.count - countMissing(withPrograms)
         queue.updateCounters { counters in
             counters.flowsNotSaved += missing
             counters.flowUpdatesNotSaved += flows.count - missing
+            counters.programsNotSaved += programsLost
         }
+    }
+
+    /// How many of `ids` have no row (asked of the connection, or of a read-only one).
+    private func countMissing(_ ids: [Int64]) -> Int {
+        writer?.countMissing(ids) ?? backend.countMissingWithoutStore(ids)
     }
 }
 

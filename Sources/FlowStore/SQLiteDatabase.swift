@@ -21,6 +21,8 @@ public final class SQLiteDatabase {
     /// The file path as given.
     public let path: String
     private var handle: OpaquePointer?
+    /// How long (milliseconds) a statement waits for another connection's lock.
+    private(set) var busyTimeoutMillis: Int32 = 5_000
 
     /// Opens (creating if missing, mode 0600) the database at `path`.
     /// - Parameters:
@@ -49,6 +51,7 @@ public final class SQLiteDatabase {
             throw FlowStoreError.cannotOpen(path: path, reason: reason)
         }
         handle = db
+        busyTimeoutMillis = milliseconds
         sqlite3_extended_result_codes(db, 1)
         SQLiteBusyWait.install(on: db, timeoutMilliseconds: milliseconds)
         // The first statements read page 1, so a file of random bytes fails here (SQLITE_NOTADB).

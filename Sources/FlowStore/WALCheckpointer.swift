@@ -152,6 +152,29 @@ extension SQLiteDatabase {
         _ = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &copied)
     }
 
+    /// `sqlite3_wal_checkpoint_v2(TRUNCATE)`: copies every frame of the WAL into the database
+    /// file and truncates the WAL to nothing, so its room goes back to the file system (the
+    /// frames of a failed transaction included). Waits at most `waitMillis` for readers (the
+    /// busy handler, set for the call) and for another connection's checkpoint (which holds the
+    /// checkpoint lock: SQLite answers busy at once, without the handler; tried again every 10 ms).
+    /// - Returns: nil when the WAL was emptied; `.diskFull` when the database file cannot grow
+    ///   to take the frames (the WAL stays as it was), `.busy`, or another failure.
+    @discardableResult
+    func checkpointTruncating(waitingAtMost waitMillis: Int32) -> FlowStoreError? {
+        let db: OpaquePointer
+        do { db = try connection() } catch { return error as? FlowStoreError }
+        SQLiteBusyWait.install(on: db, timeoutMilliseconds: waitMillis)
+        defer { SQLiteBusyWait.install(on: db, timeoutMilliseconds: busyTimeoutMillis) }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(waitMillis, 0)) * 1_000_000
+        while true {
+            var log: Int32 = 0, copied: Int32 = 0
+            let rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE, &log, &copied)
+            if rc == SQLITE_OK { return nil }
+            guard rc & 0xff == SQLITE_BUSY, DispatchTime.now().uptimeNanoseconds < deadline else { return error(code: rc) }
+            usleep(10_000)
+        }
+    }
+
     /// Calls `hook` after each commit with the frames then in the WAL (`sqlite3_wal_hook`, which
     /// replaces SQLite's autocheckpoint on this connection). `counter` must outlive the connection.
     func watchWAL(_ counter: WALFrameCount) {

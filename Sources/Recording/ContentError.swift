@@ -39,7 +39,7 @@ public enum ContentError: UserFacingError, Equatable {
         case let .cannotDelete(path, reason):
             return "Could not delete the segment file \(path) (\(reason)); check that the content folder belongs to you and try again."
         case let .diskFull(path):
-            return "The disk holding the data folder is full (\(path) cannot grow); free some space on it and try again."
+            return DataFolderFull.sentence(cannotGrow: path)
         }
     }
 }

@@ -179,6 +179,24 @@ public final class ContentStore {
         return report
     }
 
+    /// Deletes the segment files `sequences` (a retention plan's whole drops,
+    /// `ContentRetentionPlan.drops`) before their rows: on a full disk the rows' deletion needs
+    /// room SQLite's log must grow for, which deleting the files makes. A segment a writer holds
+    /// is spared. Rows left pointing into a deleted file read as gone until the sweep deletes
+    /// them (it plans them as `fileMissing`).
+    /// - Returns: files deleted and bytes freed.
+    /// - Throws: `ContentError.cannotDelete`.
+    public func deleteSegmentFiles(_ sequences: [Int]) throws -> ContentSweepReport {
+        var report = ContentSweepReport()
+        for sequence in sequences {
+            if let freed = try directory.delete(sequence: sequence) {
+                report.filesDeleted += 1
+                report.bytesFreed += freed
+            }
+        }
+        return report
+    }
+
     /// Deletes the index rows of `flow` (its bytes are cleared at the next sweep: a whole segment
     /// goes when nothing in it is referenced, and in one still holding other turns its bytes are
     /// made zeros, `SegmentHoles`). - Returns: rows deleted.

@@ -18,13 +18,19 @@ struct SegmentRangeRecord {
     }
 
     /// The recorded range, establishing (and recording) it from the index and `directory` when
-    /// there is none (`SegmentRange.established`).
-    /// - Throws: `FlowStoreError` when it cannot be read or written.
+    /// there is none (`SegmentRange.established`). A connection that may not write (read-only,
+    /// on a full disk: a retention pass planning before it can delete, `StorageManager.opening`)
+    /// gets the range it would record, and the next writer records it.
+    /// - Throws: `FlowStoreError` when it cannot be read, or written for another reason.
     func establish(_ directory: ContentDirectory) throws -> SegmentRange {
         if let range = try read() { return range }
         let lowestReferenced = try TurnIndex(database: database).lowestSegment()
         let range = SegmentRange.established(lowestReferenced: lowestReferenced, highestInFolder: directory.highestSequence())
-        try write(range)
+        do {
+            try write(range)
+        } catch FlowStoreError.readOnly, FlowStoreError.diskFull {
+            // Not recorded now; the same folder gives the same range to the next connection.
+        }
         return range
     }
 

@@ -9,6 +9,9 @@ public enum SettingsError: UserFacingError, Equatable {
     case unreadable(path: String, reason: String)
     /// The new value could not be written; the file still holds the old value.
     case saveFailed(path: String, key: String, reason: String)
+    /// The new value could not be written because the disk holding the data folder is full
+    /// (no room for the atomic save's new file); the file still holds the old value.
+    case diskFull(path: String, key: String)
 
     public var message: String {
         switch self {
@@ -18,6 +21,8 @@ public enum SettingsError: UserFacingError, Equatable {
             return "The settings file \(path) cannot be read (\(reason)); make it a readable file again or remove what stands in its place."
         case let .saveFailed(path, key, reason):
             return "Could not save \(key) to \(path) (\(reason)); nothing changed — the old value is still in force. Check the folder and try again."
+        case let .diskFull(path, key):
+            return "Could not save \(key) to \(path): the disk holding the data folder is full, so nothing changed and the old value is still in force; \(DataFolderFull.wayOn) and try again."
         }
     }
 }

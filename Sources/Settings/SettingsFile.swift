@@ -54,6 +54,8 @@ public struct SettingsFile: Sendable {
             }
             try FileModes.writeAtomically(Array((record.json.serialized(pretty: true) + "\n").utf8), to: path, mode: 0o600)
         } catch let error as FileWriteError {
+            // Told by the disk, not the reason's words: no room left for the new file.
+            if DiskSpace.freeBytes(at: folder) == 0 { throw SettingsError.diskFull(path: path, key: key) }
             throw SettingsError.saveFailed(path: path, key: key, reason: error.reason)
         } catch let error as TVHomeError {
             throw SettingsError.saveFailed(path: path, key: key, reason: error.message)

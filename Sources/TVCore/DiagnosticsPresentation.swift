@@ -9,6 +9,9 @@ public enum DiagnosticsPresentation {
     public static func lines(_ values: [String: String]?) -> [String] {
         guard let values else { return [DiagnosticsVerdict.noSession.sentence] }
         var out: [String] = []
+        // Flows not being saved lead (a trial's full disk read "Inspection is working", "flows 0
+        // not saved", "Last errors none" while 3,569 flows were in memory only).
+        if let unsaved = UnsavedFlowsNotice(values: values) { out.append(TerminalText.line(unsaved.sentence)) }
         if let notice = NameResolutionNotice.of(values) { out.append(notice.sentence) }
         out.append(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)).sentence)
         out.append("")
@@ -78,7 +81,7 @@ public enum DiagnosticsPresentation {
             ("kept", "\(n("content.turnsKept")) turns, \(Units.bytes(Int64(v["content.bytesKept"] ?? "0") ?? 0))"),
             ("dropped", "\(n("content.chunksDropped")) chunks (queue full), \(n("recording.contentTurnsNotSaved")) turns not saved"),
             ("queue", "\(n("content.queueEvents")) events, \(Units.bytes(Int64(v["content.queueBytes"] ?? "0") ?? 0)) waiting"),
-            ("flows", "\(n("recording.flowsNotSaved")) not saved, \(n("recording.flowsWaiting")) waiting"),
+            ("flows", "\(n("recording.flowsWaiting")) waiting in memory, not in the history yet; \(n("recording.flowsNotSaved")) given up (never saved)"),
         ])
         // The decrypted capture, when the session writes one: what it wrote and lost (a full disk
         // stopped it for good and diag said nothing: a trial).
@@ -104,8 +107,12 @@ public enum DiagnosticsPresentation {
         ]))
 
         var errors = Section(title: "Last errors", rows: [])
+        // What keeps the session from recording, first: it is not a connection's error.
+        let losses = RecordingLosses(values: values)
+        if let losses, losses.flowsFailing, let error = losses.lastFlowError { errors.rows.append((nil, "flows not saved: " + TerminalText.line(error))) }
+        if let losses, losses.contentFailing, let error = losses.lastContentError { errors.rows.append((nil, "content not saved: " + TerminalText.line(error))) }
         let recent = recentErrors(values)
-        if recent.isEmpty { errors.rows.append((nil, "none")) }
+        if recent.isEmpty && errors.rows.isEmpty { errors.rows.append((nil, "none")) }
         for e in recent {
             errors.rows.append((nil, "\(Units.utc(e.atMicros / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(e.host)): \(TerminalText.line(e.sentence))"))
         }
@@ -123,6 +130,7 @@ public enum DiagnosticsPresentation {
         return .object([("running", .bool(true)),
                         ("verdict", verdictJSON(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)))),
                         ("nameResolution", NameResolutionNotice.of(values).map { .string($0.sentence) } ?? .null),
+                        ("unsavedFlows", UnsavedFlowsNotice.json(UnsavedFlowsNotice(values: values).map { [$0] } ?? [])),
                         ("sections", .array(sections(values).map(sectionJSON))),
                         ("session", SessionStatusPresentation.json(values))])
     }

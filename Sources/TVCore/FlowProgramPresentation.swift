@@ -31,9 +31,14 @@ public enum FlowProgramPresentation {
             let disagrees = p.commandDisagrees ? "; its command names another program than its executable (a process may name itself, a script is named by its file)" : ""
             return "\(TerminalText.line(p.command)) (pid \(p.pid), \(executable), \(user))\(disagrees)"
         case .notKnown(let reason): return "not known: " + reason.phrase
-        case nil: return "not known: " + ProgramUnknown.notLookedUp.phrase
+        case nil: return notRecorded
         }
     }
+
+    /// `tv flow`'s line for a row with no program: a lookup's answer may have been lost to a
+    /// full disk, so it is not "tv did not look it up" (a trial's flow read so while `tv status`
+    /// said 33,789 of 33,820 flows named: its program was dropped with the flows given up).
+    static let notRecorded = "not recorded: tv did not look it up, or its answer was lost while the history could not be written (`tv status` counts those)"
 
     /// The `program` object of a flow's JSON: `{"known": true, "pid", "command", "executable",
     /// "uid", "user", "commandDisagrees"}` (`ProgramIdentity.commandDisagrees`) or `{"known": false, "reason": "socket_gone", "said": SENTENCE}` (`said`:

@@ -29,16 +29,29 @@ public enum LiveSessionFlush {
         case behind
     }
 
+    /// What the sessions answered: the outcome, and each session that says it is not saving
+    /// flows (its answer's `values`: `UnsavedFlowsNotice`).
+    public struct Answer: Sendable, Equatable {
+        public var outcome: Outcome
+        public var unsaved: [UnsavedFlowsNotice]
+
+        public init(outcome: Outcome, unsaved: [UnsavedFlowsNotice] = []) {
+            self.outcome = outcome
+            self.unsaved = unsaved
+        }
+    }
+
     /// The session's side: every writer flushed in turn (flows first), each waiting no later than
     /// the shared deadline (`sessionWaitMillis` from now); every one is asked even after one was
-    /// late. Ok when all finished in time.
-    public static func answer(flushing writers: [(DispatchTime) -> Bool]) -> ControlResponse {
+    /// late. Ok when all finished in time. `values` go with the answer (the session's pid and
+    /// `recording.*`: what it could not save).
+    public static func answer(flushing writers: [(DispatchTime) -> Bool], values: [String: String] = [:]) -> ControlResponse {
         let deadline = DispatchTime.now() + .milliseconds(sessionWaitMillis)
         var allDone = true
         for flush in writers where !flush(deadline) { allDone = false }
         return allDone
-            ? ControlResponse(ok: true, message: "flushed")
-            : ControlResponse(ok: false, message: "the writers did not finish within \(sessionWaitMillis) ms")
+            ? ControlResponse(ok: true, message: "flushed", values: values)
+            : ControlResponse(ok: false, message: "the writers did not finish within \(sessionWaitMillis) ms", values: values)
     }
 
     /// Asks every session of `home` that runs: `tv run`'s, then each `tv exec`'s (a `tv exec`
@@ -46,19 +59,25 @@ public enum LiveSessionFlush {
     /// `answerWaitSeconds` for each answer. Flushed when every session that answered did;
     /// behind when one did not in time.
     public static func ask(_ home: TVHome) -> Outcome {
-        let outcomes = AuditKeysNotifier.sockets(home: home).map(ask(socket:)).filter { $0 != .noSession }
-        if outcomes.isEmpty { return .noSession }
-        return outcomes.contains(.behind) ? .behind : .flushed
+        read(home).outcome
     }
 
-    static func ask(socket: String) -> Outcome {
-        guard let client = try? ControlClient(path: socket) else { return .noSession }
+    /// `ask`, with the sessions that said they are not saving flows.
+    public static func read(_ home: TVHome) -> Answer {
+        let answers = AuditKeysNotifier.sockets(home: home).map(ask(socket:)).filter { $0.outcome != .noSession }
+        if answers.isEmpty { return Answer(outcome: .noSession) }
+        return Answer(outcome: answers.contains { $0.outcome == .behind } ? .behind : .flushed, unsaved: answers.flatMap(\.unsaved))
+    }
+
+    static func ask(socket: String) -> Answer {
+        guard let client = try? ControlClient(path: socket) else { return Answer(outcome: .noSession) }
         do {
-            return try client.send(request, timeoutSeconds: answerWaitSeconds).ok ? .flushed : .behind
+            let response = try client.send(request, timeoutSeconds: answerWaitSeconds)
+            return Answer(outcome: response.ok ? .flushed : .behind, unsaved: UnsavedFlowsNotice(values: response.values).map { [$0] } ?? [])
         } catch ControlError.noAnswer {
-            return .behind
+            return Answer(outcome: .behind)
         } catch {
-            return .noSession
+            return Answer(outcome: .noSession)
         }
     }
 

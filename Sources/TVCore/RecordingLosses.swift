@@ -12,8 +12,12 @@ public struct RecordingLosses: Sendable, Equatable {
     public var flowsNotSaved = 0
     /// Flows given up whose row lacks its latest state.
     public var flowUpdatesNotSaved = 0
-    /// Flows waiting in memory to be written again (0 once the session stopped).
+    /// Flows waiting in memory to be written again (0 once the session stopped): not in the
+    /// history yet, and lost if the session stops before the disk has room.
     public var flowsWaiting = 0
+    /// Programs the lookup named for flows (or said why not) that were given up with what
+    /// waited, so rows that exist lack them (`FlowWriterCounters.programsNotSaved`).
+    public var programsNotSaved = 0
     /// Flow transactions that failed, retries included.
     public var flowWritesFailed = 0
     /// Flow events the full queue dropped (the database could not keep up).
@@ -76,6 +80,7 @@ public struct RecordingLosses: Sendable, Equatable {
         flowsNotSaved = flows.flowsNotSaved
         flowUpdatesNotSaved = flows.flowUpdatesNotSaved
         flowsWaiting = flows.unwrittenFlows
+        programsNotSaved = flows.programsNotSaved
         flowWritesFailed = flows.failedWrites
         flowEventsDropped = flows.dropped
         flowsFailing = flows.failing
@@ -112,13 +117,14 @@ public struct RecordingLosses: Sendable, Equatable {
 
     /// True when everything was saved in the data folder (the shared store aside).
     public var isEmptyHere: Bool {
-        flowsNotSaved == 0 && flowUpdatesNotSaved == 0 && flowsWaiting == 0 && flowEventsDropped == 0
+        flowsNotSaved == 0 && flowUpdatesNotSaved == 0 && flowsWaiting == 0 && flowEventsDropped == 0 && programsNotSaved == 0
             && contentTurnsNotSaved == 0 && contentChunksDropped == 0 && decryptedIsWhole
     }
 
     private static let numbers: [(String, WritableKeyPath<RecordingLosses, Int> & Sendable)] = [
         ("recording.flowsNotSaved", \.flowsNotSaved), ("recording.flowUpdatesNotSaved", \.flowUpdatesNotSaved),
         ("recording.flowsWaiting", \.flowsWaiting), ("recording.flowWritesFailed", \.flowWritesFailed),
+        ("recording.programsNotSaved", \.programsNotSaved),
         ("recording.flowEventsDropped", \.flowEventsDropped), ("recording.contentTurnsNotSaved", \.contentTurnsNotSaved),
         ("recording.contentWritesFailed", \.contentWritesFailed), ("recording.contentChunksDropped", \.contentChunksDropped),
         ("recording.contentBytesDropped", \.contentBytesDropped),

@@ -145,8 +145,11 @@ final class SessionWiring: Sendable {
         let storeSetting = ((try? settings.read()) ?? SettingsRecord())[SettingKeys.storeURL]
         shared = try SharedStoreWiring.url(option: options.storeURL, setting: storeSetting)
             .map { try SharedStoreWiring.start(url: $0, home: home, say: say) }
-        // A full disk is said at once (one line), and again when recording resumes.
-        writer = try store.makeWriter(mirror: shared?.writer) { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
+        // A full disk is said at once (one line), and again when recording resumes; flows
+        // starting to be given up while it lasts, once.
+        writer = try store.makeWriter(mirror: shared?.writer,
+                                      onHealthChange: { change, counters in say(RecordingPresentation.flowNotice(change, counters)) },
+                                      onGivingUp: { counters in say(RecordingPresentation.flowsGivenUpNotice(counters)) })
         // Its ids go on past the shared store's for this instance, before any flow is made; also
         // in a session without the store, past what the store was last known to hold
         // (`StoreHighestMark`: a later backfill would write its flows over others').
@@ -295,6 +298,9 @@ extension SessionWiring {
         var writers: [(DispatchTime) -> Bool] = [writer.flush(waitingUntil:), contentWriter.flush(waitingUntil:)]
         if let packets { writers.append(packets.flush(waitingUntil:)) }
         if let decryptedCapture { writers.append(decryptedCapture.flush(waitingUntil:)) }
-        return LiveSessionFlush.answer(flushing: writers)
+        // With what is not being saved, so the reading command can say its list lacks it.
+        var values = losses.values
+        values["pid"] = String(getpid())
+        return LiveSessionFlush.answer(flushing: writers, values: values)
     }
 }

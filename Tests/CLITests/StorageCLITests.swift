@@ -109,6 +109,45 @@ import Glibc
         }
     }
 
+    /// A trial's data folder alone on a full tmpfs: `tv settings set captures.maxBytes 1MB --yes`
+    /// and `tv storage apply` both said "free some space" and deleted nothing, though the data
+    /// folder held 40.6 MiB that tv's limits doomed.
+    @Test("on a full disk: tv settings set says so and names what frees room without needing any; tv storage apply deletes the decrypted captures its limits doom first, then the old flows in the room made (it deleted nothing); with only rows to delete it names the way on",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func applyOnAFullDisk() throws {
+        try withSandbox { s in
+            try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: false)
+            let mounted = try s.tool("mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", s.dataDir])
+            try #require(mounted.status == 0, "tmpfs could not be mounted: \(mounted)")
+            defer { _ = try? s.tool("umount", ["-l", s.dataDir]) }
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [40, 40, 1])
+            try FileManager.default.createDirectory(atPath: s.dataDir + "/captures", withIntermediateDirectories: true)
+            let decrypted = s.dataDir + "/captures/decrypted-20261101-000000.pcapng"
+            _ = FileManager.default.createFile(atPath: decrypted, contents: Data(repeating: 0x0a, count: 1 << 20))
+            _ = FileManager.default.createFile(atPath: s.dataDir + "/settings.json", contents: Data("{\"captures.maxBytes\": \"512KB\"}\n".utf8))
+            let full = try s.tool("dd", ["if=/dev/zero", "of=\(s.dataDir)/filler", "bs=65536"])
+            #expect(full.status != 0, "the disk is not full: \(full)")
+
+            let set = try s.tv("settings", "set", "history.maxAge", "1d", "--yes")
+            #expect(set.status == 1 && set.err == "tv: Could not save history.maxAge to \(s.dataDir)/settings.json: the disk holding the data folder is full, so nothing changed and the old value is still in force; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.\n", "\(set)")
+            let apply = try s.tv("storage", "apply")
+            #expect(apply.status == 0, "\(apply)")
+            #expect(apply.out == "Deleted 2 connections, 1 decrypted capture (1.0 MiB).\n", "\(apply)")
+            #expect(!FileManager.default.fileExists(atPath: decrypted))
+            let after = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM flows") == 1)
+            after.close()
+
+            // Full again, with an old flow and nothing else: no file to delete first.
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try database.execute("UPDATE flows SET start_time = start_time - \(40 * StorageCLITests.day)")
+            database.close()
+            _ = try s.tool("dd", ["if=/dev/zero", "of=\(s.dataDir)/filler2", "bs=4096"])
+            let refused = try s.tv("storage", "apply")
+            #expect(refused.status == 1 && refused.err == "tv: The disk holding the data folder is full (\(s.dataDir)/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.\n", "\(refused)")
+        }
+    }
+
     @Test("a captures limit that would delete capture files is refused with the count and saved with --yes (a re-check's 1MB deleted one without a word)")
     func captureLimitAsksFirst() throws {
         try withSandbox { s in

@@ -1,4 +1,5 @@
 import FlowTerms
+import Synchronization
 import Testing
 @testable import FlowStore
 
@@ -120,13 +121,67 @@ struct FlowProgramStoreTests {
         }
     }
 
-    @Test("programs of a failed batch are kept for the next attempt with the records, and handed back after them")
+    @Test("programs of a failed batch are kept for the next attempt: a flow's right after it, one whose flow is not kept after the flows")
     func unwrittenKeepsPrograms() {
         var kept = UnwrittenFlows(limit: 10)
         let flow = FlowRecord(id: 3, startTime: 1, clientAddress: "127.0.0.1", clientPort: 1, serverAddress: "192.0.2.1", serverPort: 443, status: .encrypted)
         #expect(kept.keep([.opened(flow), .program(flowID: 3, Self.curl), .program(flowID: 2, .notKnown(.otherMachine))]).isEmpty)
-        #expect(kept.takeAll() == [.updated(flow), .program(flowID: 2, .notKnown(.otherMachine)), .program(flowID: 3, Self.curl)])
-        #expect(kept.takeAll().isEmpty)
+        #expect(kept.take(upTo: .max).events == [.updated(flow), .program(flowID: 3, Self.curl), .program(flowID: 2, .notKnown(.otherMachine))])
+        #expect(kept.take(upTo: .max).events.isEmpty)
+    }
+
+    /// A trial's tmpfs filled with 16,384 flows waiting: once 12,822 had been given up, the
+    /// programs kept for them filled the room for programs, and 12,822 of the 16,384 flows
+    /// written when the disk had room again were saved without theirs.
+    @Test("flows given up past the retry limit take their programs with them: every flow written once writes work has its program; the giving up is told once, and counted")
+    func programsAfterGivingUp() throws {
+        try withStore { store, _ in
+            let told = Mutex<[Int]>([])
+            let writer = try store.makeWriterKeepingTriggersForTesting(retryLimit: 4, onGivingUp: { counters in
+                told.withLock { $0.append(counters.flowsNotSaved) }
+            })
+            defer { writer.close() }
+            func program(_ n: Int) -> FlowProgram { .known(ProgramIdentity(pid: Int32(n), command: "p\(n)", executable: nil, uid: 0, user: nil)) }
+            // A flow whose row is written; its end and its program wait, then are given up first.
+            let first = writer.open(sampleFlow(start: 0))
+            writer.flush()
+            try store.connection.withDatabase { try $0.execute("CREATE TRIGGER refuse BEFORE INSERT ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END; CREATE TRIGGER refuseUpdate BEFORE UPDATE ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END") }
+            var closed = first
+            closed.duration = 5
+            writer.enqueue(.closed(closed))
+            writer.enqueue(.program(flowID: first.id, program(0)))
+            writer.flush()
+            var flows: [FlowRecord] = []
+            for n in 1...8 {
+                let flow = writer.open(sampleFlow(start: Int64(n)))
+                writer.enqueue(.program(flowID: flow.id, program(n)))
+                flows.append(flow)
+                writer.flush()
+            }
+            var counters = writer.counters
+            // Given up: the first flow's end and program (its row lacks both), flows 1 to 4 (no row).
+            #expect(counters.unwrittenFlows == 4 && counters.flowsNotSaved == 4 && counters.flowUpdatesNotSaved == 1
+                    && counters.programsNotSaved == 1, "\(counters)")
+            #expect(told.withLock { $0 } == [0])
+            try store.connection.withDatabase { try $0.execute("DROP TRIGGER refuse; DROP TRIGGER refuseUpdate") }
+            let ninth = writer.open(sampleFlow(start: 9))
+            writer.enqueue(.program(flowID: ninth.id, program(9)))
+            writer.flush()
+            counters = writer.counters
+            #expect(!counters.failing && counters.unwrittenFlows == 0)
+            #expect(try store.flow(id: first.id)?.program == nil)
+            for (n, flow) in flows.enumerated() where n < 4 { #expect(try store.flow(id: flow.id) == nil) }
+            for (n, flow) in (flows + [ninth]).enumerated() where n >= 4 {
+                #expect(try store.flow(id: flow.id)?.program == program(n + 1), "flow \(flow.id)")
+            }
+            // Given up again later: told again, once.
+            try store.connection.withDatabase { try $0.execute("CREATE TRIGGER refuse BEFORE INSERT ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END") }
+            for n in 10...15 {
+                writer.open(sampleFlow(start: Int64(n)))
+                writer.flush()
+            }
+            #expect(told.withLock { $0 } == [0, 5])
+        }
     }
 
     @Test("the columns' values: NULL everywhere is not looked up (nil); a reason no tv writes, or a pid of 0, is a damaged row")

@@ -62,9 +62,14 @@ struct DiskFullRunTests {
         try requests(3, world, tv)
         #expect(try box.closedFlows(3).count == 3)
 
-        // Full: 20 more requests all get through; their flows wait in memory, said once.
+        // Full: 20 more requests all get through; their flows wait in memory, said once. The
+        // writer's first failure empties its WAL (`FullDiskWrites`): the room that gives back
+        // is filled again, so the flows that follow wait.
         disk.fill()
-        try requests(20, world, tv)
+        try requests(1, world, tv)
+        _ = try box.waitForStatus { ($0.object("recording")?.int("flowWritesFailed") ?? 0) > 0 }
+        disk.fill()
+        try requests(19, world, tv)
         // The last flows' events reach the writer a moment after curl is done: the counts settle
         // to the flows the store lacks (or the wait records an issue).
         var stored = 0
@@ -81,10 +86,28 @@ struct DiskFullRunTests {
         #expect(status.object("recording")?.int("flowEventsDropped") == 0 && status["flowEventsDropped"] == nil)
         #expect(status.object("recording")?.string("lastFlowError")?.hasPrefix("The disk holding the data folder is full") == true)
         let text = try box.tv("status").out
-        #expect(text.contains("flows not saved   0 (0 without their last update, \(23 - stored) waiting to be retried;"), "\(text)")
+        // The flows in memory lead: "0 (… N waiting to be retried …)" read as nothing lost (a trial).
+        #expect(text.contains("flows not saved   \(23 - stored) waiting in memory, not in the history yet; 0 given up (never saved), 0 without their last update;"), "\(text)")
         #expect(text.contains("last error      The disk holding the data folder is full"), "\(text)")
         #expect(tv.log().components(separatedBy: "Flows are not being saved: The disk holding the data folder is full").count == 2,
                 "\(tv.log())")
+
+        // tv diag leads with it and lists it under the last errors; tv flows and tv storage say
+        // their list lacks the newest flows, and why (a trial's said "Inspection is working",
+        // "Last errors none", and showed the last saved rows open, with nothing missing).
+        let cause = "The disk holding the data folder is full (\(box.dataDir)/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again."
+        let missing = "The newest flows are missing: the running tv session (pid \(status.int("pid") ?? 0)) cannot save them (\(23 - stored) wait in memory, 0 given up so far; rows shown open may have ended since). " + cause
+        let diag = try box.tv("diag").out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(diag.first == missing, "\(diag)")
+        #expect(diag.firstIndex(of: "Last errors").map { diag[$0 + 1] } == "  flows not saved: " + cause, "\(diag)")
+        let flows = try box.tv("flows")
+        #expect(flows.status == 0 && flows.err == "tv: " + missing + "\n", "\(flows)")
+        let flowsJSON = try box.json("flows")
+        let unsaved = flowsJSON["unsavedFlows"] as? [JSON]
+        #expect(unsaved?.count == 1 && unsaved?.first?.int("flowsWaiting") == 23 - stored && unsaved?.first?.string("cause") == cause, "\(flowsJSON)")
+        let storage = try box.tv("storage")
+        #expect(storage.status == 0 && storage.out.contains("\n  " + missing + "\n"), "\(storage)")
+        #expect((try box.json("storage")["unsavedFlows"] as? [JSON])?.first?.string("sentence") == missing)
 
         // Room again: the next retry writes them all, and the session says so.
         disk.free()
@@ -92,6 +115,10 @@ struct DiskFullRunTests {
         #expect(status.object("recording")?.int("flowsNotSaved") == 0)
         #expect(tv.log().contains("tv: Recording resumed: flows are saved again, none was lost."), "\(tv.log())")
         #expect(try box.closedFlows(23).count == 23)
+        // Saving again: nothing is said to be missing.
+        let again = try box.tv("flows")
+        #expect(again.status == 0 && again.err.isEmpty, "\(again)")
+        #expect((try box.json("flows")["unsavedFlows"] as? [Any])?.isEmpty == true)
 
         // Full again, and stopped while full: the stop message counts what the store lacks.
         disk.fill()

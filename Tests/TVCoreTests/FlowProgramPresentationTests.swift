@@ -45,7 +45,10 @@ struct FlowProgramPresentationTests {
         #expect(FlowProgramPresentation.sentence(.notKnown(.otherMachine)) == "not known: the client is on another machine")
         #expect(FlowProgramPresentation.sentence(.notKnown(.socketGone))
                 == "not known: the client's socket was gone before tv looked (closed at once, as a one-off lookup's is; its program may still run)")
-        #expect(FlowProgramPresentation.sentence(nil) == "not known: tv did not look it up")
+        #expect(FlowProgramPresentation.sentence(.notKnown(.notLookedUp)) == "not known: tv did not look it up")
+        // No answer saved: not said as "did not look it up", which a lost answer is not.
+        #expect(FlowProgramPresentation.sentence(nil)
+                == "not recorded: tv did not look it up, or its answer was lost while the history could not be written (`tv status` counts those)")
     }
 
     @Test("the PROGRAM column adapts to the widest word, after WHEN; left out when no row has one")

@@ -18,7 +18,7 @@ import Tunnel
 
     @Test func theNoticesSayTheKindAndTheCounts() {
         #expect(RecordingPresentation.flowNotice(.startedFailing, flowCounters(failedWrites: 1, failing: true))
-            == "Flows are not being saved: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again. Connections are still forwarded; tv keeps the unsaved flows in memory (up to 16,384), retries every second and says when recording resumes.")
+            == "Flows are not being saved: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again. Connections are still forwarded; tv keeps the unsaved flows in memory (up to 16,384), retries every second and says when recording resumes.")
         #expect(RecordingPresentation.flowNotice(.resumed, flowCounters(failedWrites: 3))
             == "Recording resumed: flows are saved again, none was lost.")
         #expect(RecordingPresentation.flowNotice(.resumed, flowCounters(notSaved: 4, stale: 1, failedWrites: 3))
@@ -27,7 +27,7 @@ import Tunnel
         content.turnsLost = 2
         content.lastError = .segment(.diskFull(path: "/d/content/content-00000003.seg"))
         #expect(RecordingPresentation.contentNotice(.startedFailing, content)
-            == "Decrypted content is not being saved: The disk holding the data folder is full (/d/content/content-00000003.seg cannot grow); free some space on it and try again. Connections are still forwarded; tv tries again with the next turns and says when recording resumes.")
+            == "Decrypted content is not being saved: The disk holding the data folder is full (/d/content/content-00000003.seg cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again. Connections are still forwarded; tv tries again with the next turns and says when recording resumes.")
         #expect(RecordingPresentation.contentNotice(.resumed, content)
             == "Recording resumed: decrypted content is saved again (2 turns could not be saved).")
     }
@@ -66,7 +66,7 @@ import Tunnel
         content.lastError = .segment(.cannotWrite(path: "/d/content/content-00000001.seg", reason: "Permission denied"))
         let losses = RecordingLosses(flows: flowCounters(notSaved: 254, stale: 1, failedWrites: 9, dropped: 2), content: content)
         #expect(RecordingPresentation.stopped(losses, folder: "/d")
-            == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk (64.0 KiB) dropped because the content writer could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.")
+            == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk (64.0 KiB) dropped because the content writer could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.")
     }
 
     @Test func statusLinesAndTheControlValuesRoundTrip() {
@@ -81,12 +81,33 @@ import Tunnel
         #expect(losses.values["recording.flowsWaiting"] == "12")
         #expect(losses.values["recording.flowsFailing"] == "on")
         #expect(RecordingPresentation.statusLines(losses) == [
-            "flows not saved   7 (0 without their last update, 12 waiting to be retried; 4 failed writes, failing now)",
-            "  last error      The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.",
+            "flows not saved   12 waiting in memory, not in the history yet; 7 given up (never saved), 0 without their last update; 4 failed writes, failing now",
+            "  last error      The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.",
             "content not saved 1 turn (1 failed writes, failing now)",
             "  last error      Could not write decrypted content to /d/content/content-00000001.seg (Permission denied); check free space and that the content folder belongs to you (0700), then try again.",
         ])
         #expect(RecordingPresentation.statusLines(RecordingLosses()) == [])
+    }
+
+    /// A trial's status said "flows not saved 0 (… 5382 waiting to be retried …)", read as
+    /// nothing lost: the flows in memory only lead now, and programs lost are said.
+    @Test func theWaitingFlowsLeadTheStatusLine() {
+        var counters = flowCounters(waiting: 5_382, failedWrites: 26, failing: true)
+        counters.programsNotSaved = 3
+        let losses = RecordingLosses(flows: counters, content: ContentCounters())
+        #expect(RecordingLosses(values: losses.values) == losses)
+        #expect(losses.values["recording.programsNotSaved"] == "3")
+        #expect(RecordingPresentation.statusLines(losses).first
+                == "flows not saved   5,382 waiting in memory, not in the history yet; 0 given up (never saved), 0 without their last update, 3 without their program; 26 failed writes, failing now")
+        // Written at a retry: no waiting clause.
+        #expect(RecordingPresentation.statusLines(RecordingLosses(flows: flowCounters(failedWrites: 5), content: ContentCounters())).first
+                == "flows not saved   0 given up (never saved), 0 without their last update; 5 failed writes, working again")
+        // A stop with programs lost says so; the given-up line is said once, when it starts.
+        var stopped = RecordingLosses()
+        stopped.programsNotSaved = 1
+        #expect(RecordingPresentation.stopped(stopped, folder: "/d") == "not everything was saved in /d: 1 flow's program looked up but not saved.")
+        #expect(RecordingPresentation.flowsGivenUpNotice(counters)
+                == "Flows are being lost: 16,384 unsaved flows wait in memory, the most tv keeps, so from now on each new one pushes the oldest out unsaved (`tv status` counts them) until the data folder's disk has room again.")
     }
 
     /// What the full queues dropped is said by `tv status` too, not only by `tv diag`.

@@ -110,11 +110,12 @@ public final class SessionRetention: @unchecked Sendable {
         var failed = false
         do {
             let limits = try StorageLimitsReading.limits(try settings.read())
-            let manager = try StorageManager(home: home)
+            let now = StorageClock.now()
+            let manager = try StorageManager.opening(home: home, limits: limits, now: now)
             defer { manager.close() }
             let evidence = try manager.auditEvidence()
             carried?.update(evidence)
-            let report = try manager.applyLimits(limits, evidence: evidence, recording: nil, now: StorageClock.now())
+            let report = try manager.applyLimits(limits, evidence: evidence, recording: nil, now: now)
             lines = StoragePresentation.report(report, automatic: true)
         } catch let error as UserFacingError {
             lines = ["Retention did not run: " + error.message]

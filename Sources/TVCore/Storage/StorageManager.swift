@@ -26,6 +26,9 @@ public final class StorageManager {
     let content: ContentStore
     let captures: CaptureFiles
     let decryptedCaptures: DecryptedCaptureFiles
+    /// What `opening(home:…)` deleted to make room for the write connection; the next pass's
+    /// report starts from it.
+    var madeRoom = StorageReport()
 
     /// Opens the flow database and the content store of `home` (migrating as needed).
     /// - Throws: `FlowStoreError`, `TVHomeError`.
@@ -34,6 +37,17 @@ public final class StorageManager {
         database = try SQLiteDatabase(path: home.databasePath)
         try FlowSchema.migrate(database)
         content = try ContentStore(home: home)
+        captures = CaptureFiles(home: home)
+        decryptedCaptures = DecryptedCaptureFiles(home: home)
+    }
+
+    /// Opens the flow database and the content store of `home` for reading only (nothing is
+    /// migrated): on a full disk, where the write connection's `-wal` and `-shm` files cannot
+    /// be made (`opening(home:…)`).
+    /// - Throws: `FlowStoreError`.
+    init(readingHome home: TVHome) throws {
+        database = try FlowSchema.openForReading(home.databasePath)
+        content = try ContentStore(readingHome: home)
         captures = CaptureFiles(home: home)
         decryptedCaptures = DecryptedCaptureFiles(home: home)
     }
@@ -67,7 +81,7 @@ public final class StorageManager {
         let evidence = try evidence ?? auditEvidence()
         let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: recording, evidence: evidence)
         let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: evidence, now: now)
-        return try apply(plan, limits: limits, evidence: evidence, now: now)
+        return try applyMakingRoom(plan, limits: limits, evidence: evidence, now: now)
     }
 
     /// The capture files `limits` would delete now, without deleting anything: the packet
@@ -146,8 +160,8 @@ public final class StorageManager {
         let evidence = try evidence ?? auditEvidence()
         let inventory = try inventory(now: now, expiry: .default, recording: recording, evidence: evidence)
         let plan = RetentionPlanner.everything(inventory: inventory, evidence: evidence, now: now)
-        var report = try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil),
-                               evidence: evidence, now: now)
+        var report = try applyMakingRoom(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil),
+                                         evidence: evidence, now: now)
         // Every certificate no remaining flow names; this process's loops then send DER again.
         if try existingTables().contains("certificates") {
             let pruned = try CertificatePruning.prune(database, storedBefore: nil)
@@ -220,8 +234,9 @@ public final class StorageManager {
     }
 
     /// Applies `plan`: rows first (in transactions), files after; content keeps `evidence`.
-    func apply(_ plan: RetentionPlan, limits: StorageLimits, evidence: AuditEvidence, now: Int64) throws -> StorageReport {
-        var report = StorageReport()
+    /// Counts into `report` as it goes, so a pass that failed part way (a full disk) and is run
+    /// again counts each deletion once.
+    func apply(_ plan: RetentionPlan, limits: StorageLimits, evidence: AuditEvidence, now: Int64, into report: inout StorageReport) throws {
         report.sparedRecording = plan.sparedRecording
         report.capturesStillOver = plan.capturesStillOver
         let tables = try existingTables()
@@ -262,11 +277,10 @@ public final class StorageManager {
                 }
             }
         }
-        report.content = plan.deletesAllContent
+        report.content.add(plan.deletesAllContent
             ? try content.deleteAll(evidence: evidence)
-            : try content.sweep(now: now, expiry: limits.contentExpiry, ceiling: limits.contentCeiling, evidence: evidence)
+            : try content.sweep(now: now, expiry: limits.contentExpiry, ceiling: limits.contentCeiling, evidence: evidence))
         report.captureSecretsBlanked = try blankExpiredSecrets(expiry: limits.contentExpiry, evidence: evidence, now: now)
-        return report
     }
 
     /// Blanks the TLS secrets of the closed packet captures that ended longer than `expiry` ago

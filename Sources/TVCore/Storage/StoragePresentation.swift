@@ -5,13 +5,15 @@ import TVHome
 /// How `tv storage`, `tv storage apply`, `tv storage delete-everything` and a session's
 /// retention passes speak.
 public enum StoragePresentation {
-    /// `tv storage`: each store with its size and its limit, then the total.
-    public static func lines(_ f: StorageFigures, now: Int64) -> [String] {
+    /// `tv storage`: each store with its size and its limit, then the total. `unsaved`: the live
+    /// sessions not saving flows now, said under the history (its count lacks their newest).
+    public static func lines(_ f: StorageFigures, now: Int64, unsaved: [UnsavedFlowsNotice] = []) -> [String] {
         var out: [String] = []
         let age = f.limits.historyMaxAge.map { "kept \(words(age: $0))" } ?? "kept with no age limit"
         var history = "History: \(Units.bytes(f.databaseBytes)), \(counted(f.flows, "connection"))"
         if let oldest = f.oldestFlowStart { history += " since \(Units.utc(oldest / 1_000_000, format: "%Y-%m-%d %H:%M UTC"))" }
         out.append(history + "; \(age).")
+        for notice in unsaved { out.append("  " + notice.sentence) }
         out.append("  SQLite keeps the room of deleted rows for reuse: the file does not shrink after a cleanup"
                    + (f.freeBytes > 0 ? " (\(Units.bytes(f.freeBytes)) free inside it now; `tv storage compact` gives it back)." : "."))
         var captures = "Captures: \(Units.bytes(f.captureBytes)) in \(counted(f.captureFiles, "file"))"

@@ -215,7 +215,9 @@ async function diagnostics() {
         ? h("tr", {}, h("td", { colspan: 2 }, r.value))
         : h("tr", {}, h("th", { scope: "row" }, r.label), h("td", {}, r.value)))))));
     screen("Session diagnostics",
-      // Name resolution goes first, and only when something is wrong.
+      // Flows not being saved lead, as in `tv diag` (a full disk read "Inspection is working").
+      ...(d.unsavedFlows || []).map(u => h("div", { class: "card error", role: "alert", id: "diag-unsaved" }, u.sentence)),
+      // Name resolution goes next, and only when something is wrong.
       d.nameResolution ? h("div", { class: "card error", role: "alert", id: "diag-names" }, d.nameResolution) : null,
       // The sentence is the screen.
       h("div", { class: "card verdict", role: "status", id: "diag-verdict", "data-case": d.verdict ? d.verdict.case : "" },

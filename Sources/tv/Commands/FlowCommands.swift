@@ -76,8 +76,13 @@ enum FlowCommands {
 
     /// Before reading: a live session of this data folder writes what it holds, so the rows are
     /// current (bounded, `LiveSessionFlush`; a lagging session is said on stderr).
-    static func askSessionToFlush(_ inv: Invocation) throws {
-        if let sentence = LiveSessionFlush.notice(LiveSessionFlush.ask(try inv.existingHome())) { inv.console.note(sentence) }
+    /// - Returns: the sessions that say they are not saving flows now (`UnsavedFlowsNotice`),
+    ///   for the commands that say their list lacks the newest.
+    @discardableResult
+    static func askSessionToFlush(_ inv: Invocation) throws -> [UnsavedFlowsNotice] {
+        let answer = LiveSessionFlush.read(try inv.existingHome())
+        if let sentence = LiveSessionFlush.notice(answer.outcome) { inv.console.note(sentence) }
+        return answer.unsaved
     }
 
     static func nowMicros() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
@@ -129,7 +134,7 @@ enum FlowCommands {
             return try FollowCommand.run(inv, query: query, requests: c.has("requests"), filter: filter)
         }
         if c.has("requests") { throw UsageRefusal("--requests goes with --follow; `tv requests` lists the recorded ones.") }
-        try askSessionToFlush(inv)
+        let unsaved = try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
         // An audit session that does not exist is said, not an empty page (a trial's --audit 99
@@ -148,8 +153,11 @@ enum FlowCommands {
         }
         if inv.json {
             let captured = try? CaptureCommands.capturedCounts(inv, flows: page.flows.map(\.id))
-            inv.console.line(FlowListPresentation.json(page, packetsCaptured: captured).adding(said).serialized(pretty: true))
+            inv.console.line(FlowListPresentation.json(page, packetsCaptured: captured)
+                .adding(said + [("unsavedFlows", UnsavedFlowsNotice.json(unsaved))]).serialized(pretty: true))
         } else {
+            // On stderr, as the lagging session's note: the list itself stays a list.
+            for notice in unsaved { inv.console.note("tv: " + notice.sentence) }
             // An empty page says how many flows there are in all, so a filter matching nothing is not
             // read as an empty history.
             let total = page.flows.isEmpty && page.nextCursor == nil ? try store.count(FlowQuery()) : nil

@@ -37,12 +37,12 @@ enum StorageCommands {
 
     static func show(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
-        try FlowCommands.askSessionToFlush(inv)
+        let unsaved = try FlowCommands.askSessionToFlush(inv)
         let figures = try StorageFigures.read(home: home, limits: try limits(inv))
         if inv.json {
-            inv.console.line(StoragePresentation.json(figures).serialized(pretty: true))
+            inv.console.line(StoragePresentation.json(figures).adding([("unsavedFlows", UnsavedFlowsNotice.json(unsaved))]).serialized(pretty: true))
         } else {
-            for line in StoragePresentation.lines(figures, now: inv.nowMicros) { inv.console.line(line) }
+            for line in StoragePresentation.lines(figures, now: inv.nowMicros, unsaved: unsaved) { inv.console.line(line) }
         }
         return 0
     }
@@ -51,9 +51,10 @@ enum StorageCommands {
         let home = try inv.existingHome()
         let limits = try limits(inv)
         try FlowCommands.askSessionToFlush(inv)
-        let manager = try StorageManager(home: home)
+        let now = FlowCommands.nowMicros()
+        let manager = try StorageManager.opening(home: home, limits: limits, now: now)
         defer { manager.close() }
-        let report = try manager.applyLimits(limits, recording: nil, now: FlowCommands.nowMicros())
+        let report = try manager.applyLimits(limits, recording: nil, now: now)
         for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
         return 0
     }
@@ -62,9 +63,10 @@ enum StorageCommands {
     static func applyAutomatically(_ inv: Invocation) throws -> [String] {
         let home = try inv.home()
         guard home.exists else { return [] }
-        let manager = try StorageManager(home: home)
+        let limits = try limits(inv), now = FlowCommands.nowMicros()
+        let manager = try StorageManager.opening(home: home, limits: limits, now: now)
         defer { manager.close() }
-        let report = try manager.applyLimits(try limits(inv), recording: nil, now: FlowCommands.nowMicros())
+        let report = try manager.applyLimits(limits, recording: nil, now: now)
         return StoragePresentation.report(report, automatic: true)
     }
 
@@ -87,9 +89,10 @@ enum StorageCommands {
             sharedCopyNote(inv)
             return 0
         }
-        let manager = try StorageManager(home: home)
+        let now = FlowCommands.nowMicros()
+        let manager = try StorageManager.opening(home: home, limits: try limits(inv), everything: true, now: now)
         defer { manager.close() }
-        let report = try manager.deleteEverything(recording: nil, now: FlowCommands.nowMicros())
+        let report = try manager.deleteEverything(recording: nil, now: now)
         for line in StoragePresentation.deletedEverything(report, databaseFile: home.databasePath, session: false) { inv.console.line(line) }
         sharedCopyNote(inv)
         return 0
