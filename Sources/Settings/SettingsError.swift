@@ -9,6 +9,9 @@ public enum SettingsError: UserFacingError, Equatable {
     case unreadable(path: String, reason: String)
     /// The new value could not be written; the file still holds the old value.
     case saveFailed(path: String, key: String, reason: String)
+    /// `settings.json` could not be opened for want of a file descriptor (EMFILE, ENFILE): not
+    /// the file's fault (a trial's retention pass under `ulimit -n 34` advised remaking it).
+    case tooManyOpenFiles(TooManyOpenFiles)
 
     public var message: String {
         switch self {
@@ -16,6 +19,8 @@ public enum SettingsError: UserFacingError, Equatable {
             return "The settings file \(path) is not a settings record (\(reason)); fix it, or let `tv inspect off` rewrite it (inspection off, the history and capture limits off so nothing kept is deleted, the old file kept beside it)."
         case let .unreadable(path, reason):
             return "The settings file \(path) cannot be read (\(reason)); make it a readable file again or remove what stands in its place."
+        case .tooManyOpenFiles(let shortage):
+            return shortage.message
         case let .saveFailed(path, key, reason):
             return "Could not save \(key) to \(path) (\(reason)); nothing changed — the old value is still in force. Check the folder and try again."
         }

@@ -130,7 +130,7 @@ public final class Session: Sendable {
     /// Prepares everything and starts listening.
     /// - Parameter say: where notices go (standard error for `tv run`).
     /// - Throws: `ProxyError` (e.g. the port is taken), `FlowStoreError`, `CAError`, `ControlError`,
-    ///   `SettingsError`, `TVHomeError`, `TunnelError` (`--mode tun`).
+    ///   `SettingsError`, `TVHomeError`, `TunnelError` (`--mode tun`), `TooManyOpenFiles`.
     public init(home: TVHome, options: Options, environment: [String: String], now: Int64,
                 say: @escaping @Sendable (String) -> Void) throws {
         self.home = home
@@ -217,6 +217,9 @@ public final class Session: Sendable {
         banner.proxyUser = options.proxyCredentials?.user
         banner.upstreamInsecure = options.upstreamInsecure
         if case .reverse(tls: false, _, _) = options.mode { banner.reversePlain = true }
+        let counters = proxy.counters
+        banner.connectionCap = RunBanner.connectionCapLine(cap: counters.connectionCap, configured: config.maxConnections,
+                                                           limit: counters.descriptorLimit)
         if options.forceContentKeep && !wiring.inspecting {
             banner.contentNotKept = "--keep-content keeps what inspected connections say, and this session inspects nothing; add --inspect, or turn inspection on with `tv inspect on`"
         }

@@ -165,6 +165,9 @@ enum RunCommands {
         options.announcesRetention = !quiet
         let requestConsole = inv.console
         options.printRequest = { line in requestConsole.line(line) }
+        // The descriptor limit raised to the hard one, or refused as too low, before the data
+        // folder is looked at (a dry run starts nothing and needs none).
+        if !options.tun.dryRun { try DescriptorLimit.prepareSession(workers: options.workers) }
         let home = try inv.home()
         let console = inv.console
         if options.mode == .tun {
