@@ -176,6 +176,8 @@ public enum ControlError: UserFacingError, Equatable {
     case alreadyRunning(path: String)
     case socket(path: String, reason: String)
     case pathTooLong(String)
+    /// The session lock file at `path` could not be opened (`reason`: strerror's text).
+    case sessionLock(path: String, reason: String)
     /// A folder stands where the control socket goes.
     case occupiedByFolder(path: String)
     /// A session's socket is there, but this user may not connect to it: it runs as `owner`
@@ -202,6 +204,8 @@ public enum ControlError: UserFacingError, Equatable {
             let who = owner.map { "as \($0.name)" } ?? "as another user"
             let how = owner.map { "run tv as \($0.name) (\($0.sudoHint))" } ?? "run tv as the user who started it (e.g. with sudo)"
             return "A tv session for this data folder runs \(who), and its control socket \(path) is closed to you; \(how) to reach it."
+        case let .sessionLock(path, reason):
+            return "Could not open the session lock \(path) (\(reason)); check that the data folder and its run folder belong to you."
         case .pathTooLong(let path): return "The control socket path \(path) is longer than a Unix socket allows (107 bytes); use a shorter --data-dir."
         }
     }

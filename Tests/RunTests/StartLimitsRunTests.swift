@@ -9,8 +9,9 @@ import Glibc
 /// `ulimit -n 24` tv died of SIGILL with no word (libdispatch traps when it cannot make its epoll
 /// instance), under 16 it called a good CA file unreadable PEM, under 20 it said one sentence
 /// twice nested, under 28 it printed its banner and then blamed the folder's permissions, under
-/// 32 its first retention pass failed, under 64 its cap of 4 went unsaid.
-@Suite("tv run: start under low descriptor limits", .serialized)
+/// 32 its first retention pass failed, under 64 its cap of 4 went unsaid; three `tv run` started
+/// together all printed the banner, two then refused and left files behind.
+@Suite("tv run: start under low descriptor limits, and two at once", .serialized)
 struct StartLimitsRunTests {
     /// Runs `tv ARGS…` (argv 2…) once per limit in argv 1 (comma-separated), each with that soft
     /// and hard RLIMIT_NOFILE and only the three standard streams open (stdin /dev/null), and
@@ -143,5 +144,87 @@ struct StartLimitsRunTests {
         let stopped = try session.stop()
         #expect(stopped.status == 0, "\(stopped) \(session.log())")
         #expect(session.exitStatus == 0, "\(session.log())")
+    }
+
+    /// Starts argv 3 `tv run`s (argv 1, data folder argv 2, each on its own free port) at the same
+    /// moment: each waits on one pipe, and all are released by one write. Once all but one have
+    /// exited, records which entries of the data folder are new, the exit codes and what each
+    /// said, then stops the one left with `tv stop`. Argv 4 rounds; prints them as JSON.
+    static let race = """
+    import json, os, socket, subprocess, sys, time
+    tv, data, count, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    extra = sys.argv[5:]
+    def entries():
+        found = set()
+        for top, dirs, files in os.walk(data):
+            for name in dirs + files: found.add(os.path.relpath(os.path.join(top, name), data))
+        return found
+    def free_port():
+        s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close(); return port
+    wait_then_exec = 'import os, sys; r = int(sys.argv[1]); os.read(r, 1); os.close(r); os.execv(sys.argv[2], sys.argv[2:])'
+    out = []
+    for n in range(rounds):
+        before = entries()
+        r, w = os.pipe()
+        children = []
+        for i in range(count):
+            log = open(f'race-{n}-{i}.log', 'w+')
+            p = subprocess.Popen([sys.executable, '-c', wait_then_exec, str(r), tv, '--data-dir', data, 'run',
+                                  '--listen', f'127.0.0.1:{free_port()}', '--workers', '1'] + extra,
+                                 pass_fds=(r,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            children.append((p, log))
+        os.close(r)
+        os.write(w, b'x' * count)
+        os.close(w)
+        deadline = time.time() + 60
+        while time.time() < deadline and sum(p.poll() is None for p, _ in children) > 1: time.sleep(0.05)
+        # The one left is serving once tv status answers (the losers have all exited by now).
+        while time.time() < deadline and subprocess.run([tv, '--data-dir', data, 'status'], capture_output=True).returncode != 0:
+            time.sleep(0.05)
+        made = sorted(entries() - before)
+        codes = [p.poll() for p, _ in children]
+        stop = subprocess.run([tv, '--data-dir', data, 'stop'], capture_output=True, text=True)
+        for p, _ in children:
+            try: p.wait(timeout=30)
+            except subprocess.TimeoutExpired: p.kill(); p.wait()
+        said = []
+        for p, log in children:
+            log.seek(0); said.append(log.read()); log.close()
+        out.append({'running': codes, 'made': made, 'stop': stop.returncode,
+                    'exits': [p.returncode for p, _ in children], 'said': said, 'left': sorted(entries() - before)})
+    print(json.dumps(out))
+    """
+
+    @Test("three tv run started at the same moment on one folder, 12 rounds: exactly one runs; the others say only that a session runs, exit 1, and leave nothing (no writer lock, no decrypted capture)")
+    func twoAtOnce() throws {
+        let world = try RunWorld()
+        #expect(try world.sandbox.tv("settings", "set", "capture.decrypted", "on").status == 0)
+        #expect(try world.sandbox.tv("settings", "set", "intro.seen", "true").status == 0)
+        let data = world.sandbox.dataDir
+        let refusal = "tv: A tv session is already running for this data folder (control socket \(data)/run/control.sock); stop it with `tv stop` first.\n"
+        let r = try world.sandbox.python(Self.race, [try TVBinary.require(), data, "3", "12", "--inspect", "--upstream-ca", world.pki.upstreamCA],
+                                         timeout: 900)
+        #expect(r.status == 0, "\(r)")
+        let rounds = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [JSON], "\(r)")
+        #expect(rounds.count == 12)
+        for (n, round) in rounds.enumerated() {
+            let running = (round["running"] as? [Any]) ?? []
+            let winners = running.indices.filter { running[$0] is NSNull }
+            #expect(winners.count == 1, "round \(n): \(round)")
+            let said = (round["said"] as? [String]) ?? []
+            let exits = (round["exits"] as? [Int]) ?? []
+            for i in running.indices where !winners.contains(i) {
+                #expect(exits[i] == 1 && said[i] == refusal, "round \(n), tv \(i): \(said[i])")
+            }
+            for i in winners { #expect(said[i].contains("tv is running: explicit proxy"), "round \(n): \(said[i])") }
+            // While the winner ran: its own writer lock and decrypted capture, and nobody else's.
+            let made = round.strings("made") ?? []
+            #expect(made.filter { $0.hasPrefix("tunnelvision.sqlite3-writer-") && $0.hasSuffix(".lock") }.count == 1, "round \(n): \(made)")
+            #expect(made.filter { $0.hasPrefix("captures/decrypted-") }.count == 1, "round \(n): \(made)")
+            #expect(round.int("stop") == 0, "round \(n): \(round)")
+            // After it stopped: no lock of any kind is left.
+            let left = round.strings("left") ?? []
+            #expect(left.filter { $0.hasSuffix(".lock") || $0 == "run/control.sock" }.isEmpty, "round \(n): \(left)")
+        }
     }
 }
