@@ -148,12 +148,14 @@ struct StartLimitsRunTests {
 
     /// Starts argv 3 `tv run`s (argv 1, data folder argv 2, each on its own free port) at the same
     /// moment: each waits on one pipe, and all are released by one write. Once all but one have
-    /// exited, records which entries of the data folder are new, the exit codes and what each
-    /// said, then stops the one left with `tv stop`. Argv 4 rounds; prints them as JSON.
+    /// exited and it answers `tv status`, records the data folder's new entries, the exit codes,
+    /// sends one HTTPS request through the one left (CONNECT to nginx's port argv 5, trusting tv's
+    /// root argv 6) and stops it with `tv stop`; then records what each said and the entries left.
+    /// Argv 4 rounds; the rest are `tv run` options. Prints the rounds as JSON.
     static let race = """
-    import json, os, socket, subprocess, sys, time
-    tv, data, count, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    extra = sys.argv[5:]
+    import json, os, socket, ssl, subprocess, sys, time
+    tv, data, count, rounds, nginx, root = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+    extra = sys.argv[7:]
     def entries():
         found = set()
         for top, dirs, files in os.walk(data):
@@ -161,6 +163,19 @@ struct StartLimitsRunTests {
         return found
     def free_port():
         s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close(); return port
+    def through(port):
+        s = socket.create_connection(('127.0.0.1', port), timeout=20)
+        s.sendall(b'CONNECT localhost:%d HTTP/1.1\\r\\nHost: localhost:%d\\r\\n\\r\\n' % (nginx, nginx))
+        head = b''
+        while b'\\r\\n\\r\\n' not in head: head += s.recv(1)
+        s = ssl.create_default_context(cafile=root).wrap_socket(s, server_hostname='localhost')
+        s.sendall(b'GET /index.html HTTP/1.1\\r\\nHost: localhost:%d\\r\\nConnection: close\\r\\n\\r\\n' % nginx)
+        got = b''
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            got += chunk
+        return got.split(b'\\r\\n', 1)[0].decode()
     wait_then_exec = 'import os, sys; r = int(sys.argv[1]); os.read(r, 1); os.close(r); os.execv(sys.argv[2], sys.argv[2:])'
     out = []
     for n in range(rounds):
@@ -169,40 +184,43 @@ struct StartLimitsRunTests {
         children = []
         for i in range(count):
             log = open(f'race-{n}-{i}.log', 'w+')
+            port = free_port()
             p = subprocess.Popen([sys.executable, '-c', wait_then_exec, str(r), tv, '--data-dir', data, 'run',
-                                  '--listen', f'127.0.0.1:{free_port()}', '--workers', '1'] + extra,
+                                  '--listen', f'127.0.0.1:{port}', '--workers', '1'] + extra,
                                  pass_fds=(r,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-            children.append((p, log))
+            children.append((p, log, port))
         os.close(r)
         os.write(w, b'x' * count)
         os.close(w)
         deadline = time.time() + 60
-        while time.time() < deadline and sum(p.poll() is None for p, _ in children) > 1: time.sleep(0.05)
+        while time.time() < deadline and sum(p.poll() is None for p, _, _ in children) > 1: time.sleep(0.05)
         # The one left is serving once tv status answers (the losers have all exited by now).
         while time.time() < deadline and subprocess.run([tv, '--data-dir', data, 'status'], capture_output=True).returncode != 0:
             time.sleep(0.05)
         made = sorted(entries() - before)
-        codes = [p.poll() for p, _ in children]
+        codes = [p.poll() for p, _, _ in children]
+        answer = [through(port) if p.poll() is None else None for p, _, port in children]
         stop = subprocess.run([tv, '--data-dir', data, 'stop'], capture_output=True, text=True)
-        for p, _ in children:
+        for p, _, _ in children:
             try: p.wait(timeout=30)
             except subprocess.TimeoutExpired: p.kill(); p.wait()
         said = []
-        for p, log in children:
+        for p, log, _ in children:
             log.seek(0); said.append(log.read()); log.close()
-        out.append({'running': codes, 'made': made, 'stop': stop.returncode,
-                    'exits': [p.returncode for p, _ in children], 'said': said, 'left': sorted(entries() - before)})
+        out.append({'running': codes, 'made': made, 'answer': answer, 'stop': stop.returncode,
+                    'exits': [p.returncode for p, _, _ in children], 'said': said, 'left': sorted(entries() - before)})
     print(json.dumps(out))
     """
 
-    @Test("three tv run started at the same moment on one folder, 12 rounds: exactly one runs; the others say only that a session runs, exit 1, and leave nothing (no writer lock, no decrypted capture)")
+    @Test("three tv run started at the same moment on one folder, 12 rounds: exactly one runs and serves; the others say only that a session runs, exit 1, and leave nothing (no writer lock, no decrypted capture)")
     func twoAtOnce() throws {
         let world = try RunWorld()
         #expect(try world.sandbox.tv("settings", "set", "capture.decrypted", "on").status == 0)
         #expect(try world.sandbox.tv("settings", "set", "intro.seen", "true").status == 0)
         let data = world.sandbox.dataDir
         let refusal = "tv: A tv session is already running for this data folder (control socket \(data)/run/control.sock); stop it with `tv stop` first.\n"
-        let r = try world.sandbox.python(Self.race, [try TVBinary.require(), data, "3", "12", "--inspect", "--upstream-ca", world.pki.upstreamCA],
+        let r = try world.sandbox.python(Self.race, [try TVBinary.require(), data, "3", "12", String(world.nginx.tlsPort), world.tvRoot,
+                                                     "--inspect", "--upstream-ca", world.pki.upstreamCA],
                                          timeout: 900)
         #expect(r.status == 0, "\(r)")
         let rounds = try #require(try JSONSerialization.jsonObject(with: r.stdout) as? [JSON], "\(r)")
@@ -216,14 +234,20 @@ struct StartLimitsRunTests {
             for i in running.indices where !winners.contains(i) {
                 #expect(exits[i] == 1 && said[i] == refusal, "round \(n), tv \(i): \(said[i])")
             }
-            for i in winners { #expect(said[i].contains("tv is running: explicit proxy"), "round \(n): \(said[i])") }
-            // While the winner ran: its own writer lock and decrypted capture, and nobody else's.
+            let answers = (round["answer"] as? [Any]) ?? []
+            for i in winners {
+                #expect(said[i].contains("tv is running: explicit proxy"), "round \(n): \(said[i])")
+                #expect(answers[i] as? String == "HTTP/1.1 200 OK", "round \(n): \(round)")
+                #expect(exits[i] == 0, "round \(n): \(said[i])")
+            }
+            // While the winner ran: its own writer lock, and nobody else's.
             let made = round.strings("made") ?? []
             #expect(made.filter { $0.hasPrefix("tunnelvision.sqlite3-writer-") && $0.hasSuffix(".lock") }.count == 1, "round \(n): \(made)")
-            #expect(made.filter { $0.hasPrefix("captures/decrypted-") }.count == 1, "round \(n): \(made)")
             #expect(round.int("stop") == 0, "round \(n): \(round)")
-            // After it stopped: no lock of any kind is left.
+            // After it stopped: its decrypted capture (it inspected one request), nobody else's,
+            // and no lock of any kind.
             let left = round.strings("left") ?? []
+            #expect(left.filter { $0.hasPrefix("captures/decrypted-") }.count == 1, "round \(n): \(left)")
             #expect(left.filter { $0.hasSuffix(".lock") || $0 == "run/control.sock" }.isEmpty, "round \(n): \(left)")
         }
     }
