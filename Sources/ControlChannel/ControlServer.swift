@@ -24,7 +24,7 @@ public final class ControlServer: Sendable {
     /// Binds the socket at `path` (a stale socket left by a crashed session is replaced; a live
     /// one is refused).
     /// - Throws: `ControlError.alreadyRunning` when another session answers there;
-    ///   `ControlError.socket` when the socket cannot be made.
+    ///   `ControlError.socket` when the socket cannot be made; `TooManyOpenFiles`.
     public init(path: String, handler: @escaping Handler) throws {
         self.path = path
         self.handler = handler
@@ -33,8 +33,12 @@ public final class ControlServer: Sendable {
             unlink(path)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ControlError.socket(path: path, reason: String(cString: strerror(errno))) }
-        var addr = try UnixAddress(path: path)
+        guard fd >= 0 else { throw ControlServer.failure(errno, path: path) }
+        var addr: UnixAddress
+        do { addr = try UnixAddress(path: path) } catch {
+            close(fd)
+            throw error
+        }
         // The socket file is made 0600 from the start without touching the process's umask
         // (umask is process-wide: setting it around bind made folders and files other threads
         // created meanwhile 0600, seen as a flaky suite). Linux's unix_bind gives the file the
@@ -42,14 +46,22 @@ public final class ControlServer: Sendable {
         // The chmod after bind keeps it 0600 where a kernel ignores the first.
         let rc = fchmod(fd, 0o600) == 0 ? addr.withSockaddr { bind(fd, $0, $1) } : -1
         guard rc == 0, chmod(path, 0o600) == 0, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let failure = ControlServer.failure(errno, path: path)
             close(fd)
-            throw ControlError.socket(path: path, reason: reason)
+            throw failure
         }
         self.fd = fd
         let thread = Thread { [self] in self.serve() }
         thread.name = "tv-control"
         thread.start()
+    }
+
+    /// What a failed socket(2), bind(2) or listen(2) with `code` means: no descriptor left
+    /// (`TooManyOpenFiles`: a trial's `ulimit -n 28` was told to check the folder's permissions),
+    /// else `ControlError.socket`.
+    static func failure(_ code: Int32, path: String) -> any Error {
+        TooManyOpenFiles(errno: code, opening: "the control socket \(path)")
+            ?? ControlError.socket(path: path, reason: String(cString: strerror(code)))
     }
 
     /// True when a session answers on the control socket at `path` (within 1 s).
@@ -88,7 +100,15 @@ public final class ControlServer: Sendable {
         while !stopped.isSet {
             let client = accept(fd, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
+                let err = errno
+                if err == EINTR || err == ECONNABORTED { continue }
+                // Out of descriptors or memory for a moment: answer again once some are back.
+                // Returning here left a session no `tv stop` could reach (a trial's under
+                // `ulimit -n 34` had to be killed).
+                if TooManyOpenFiles.isShortage(err) || err == ENOBUFS || err == ENOMEM {
+                    if !stopped.isSet { usleep(100_000) }
+                    continue
+                }
                 return
             }
             answer(client)
@@ -156,6 +176,8 @@ public enum ControlError: UserFacingError, Equatable {
     case alreadyRunning(path: String)
     case socket(path: String, reason: String)
     case pathTooLong(String)
+    /// The session lock file at `path` could not be opened (`reason`: strerror's text).
+    case sessionLock(path: String, reason: String)
     /// A folder stands where the control socket goes.
     case occupiedByFolder(path: String)
     /// A session's socket is there, but this user may not connect to it: it runs as `owner`
@@ -182,6 +204,8 @@ public enum ControlError: UserFacingError, Equatable {
             let who = owner.map { "as \($0.name)" } ?? "as another user"
             let how = owner.map { "run tv as \($0.name) (\($0.sudoHint))" } ?? "run tv as the user who started it (e.g. with sudo)"
             return "A tv session for this data folder runs \(who), and its control socket \(path) is closed to you; \(how) to reach it."
+        case let .sessionLock(path, reason):
+            return "Could not open the session lock \(path) (\(reason)); check that the data folder and its run folder belong to you."
         case .pathTooLong(let path): return "The control socket path \(path) is longer than a Unix socket allows (107 bytes); use a shorter --data-dir."
         }
     }

@@ -9,6 +9,10 @@ import TVHome
 public enum FlowStoreError: UserFacingError, Equatable {
     /// The file could not be opened or created (missing folder, permissions).
     case cannotOpen(path: String, reason: String)
+    /// A file of the database could not be opened for want of a file descriptor (EMFILE,
+    /// ENFILE): said as that, not as a folder to check (a trial's retention pass under
+    /// `ulimit -n 32`).
+    case tooManyOpenFiles(TooManyOpenFiles)
     /// The file is not an SQLite database or its pages are damaged (SQLITE_NOTADB, SQLITE_CORRUPT).
     case corrupt(path: String, reason: String)
     /// The file is missing but its write-ahead log (`-wal`) is there, holding what was written
@@ -59,6 +63,8 @@ public enum FlowStoreError: UserFacingError, Equatable {
 
     public var message: String {
         switch self {
+        case .tooManyOpenFiles(let shortage):
+            return shortage.message
         case let .cannotOpen(path, reason):
             return "Could not open the flow database at \(path) (\(reason)); check that its folder exists and belongs to you, then try again."
         case let .corrupt(path, reason):
@@ -112,6 +118,9 @@ public enum FlowStoreError: UserFacingError, Equatable {
     /// - Parameter systemErrno: `sqlite3_system_errno` of the failing call (0 when unknown): an
     ///   I/O error for want of space (writing the WAL or its index on a full disk) is `.diskFull`.
     static func from(code: Int32, message: String, path: String, systemErrno: Int32 = 0) -> FlowStoreError {
+        if let shortage = TooManyOpenFiles(errno: systemErrno, opening: "the flow database at \(path)") {
+            return .tooManyOpenFiles(shortage)
+        }
         if code & 0xff == SQLITE_IOERR, systemErrno == ENOSPC || systemErrno == EDQUOT {
             return .diskFull(path: path)
         }
@@ -133,6 +142,16 @@ public enum FlowStoreError: UserFacingError, Equatable {
 }
 
 extension FlowStoreError {
+    /// What a failed open(2) of `path` with `code` means: `.tooManyOpenFiles` for EMFILE and
+    /// ENFILE (`what` names the file in its sentence: `the flow database at PATH` unless given),
+    /// else `.cannotOpen` with strerror's text.
+    static func opening(_ code: Int32, path: String, what: String? = nil) -> FlowStoreError {
+        if let shortage = TooManyOpenFiles(errno: code, opening: what ?? "the flow database at \(path)") {
+            return .tooManyOpenFiles(shortage)
+        }
+        return .cannotOpen(path: path, reason: String(cString: strerror(code)))
+    }
+
     /// 2 for a cursor that is not one tv gave out (the command was asked wrongly: a usage error,
     /// and tv web's 400, not its 404 for a thing that does not exist: a trial), else 1.
     public var exitCode: Int32 {

@@ -87,9 +87,7 @@ struct FlowWriterRegistry {
             }
             let path = FlowWriterRegistry.lockPath(database: database.path, writer: id)
             let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard fd >= 0 else {
-                throw FlowStoreError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
-            }
+            guard fd >= 0 else { throw FlowStoreError.opening(errno, path: path, what: "the flow writer's lock \(path)") }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 let reason = String(cString: strerror(errno))
                 close(fd)

@@ -46,9 +46,9 @@ public final class SQLiteDatabase {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (oneThread ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX)
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            let failure = SQLiteDatabase.openFailure(db, rc, path: path)
             sqlite3_close_v2(db)
-            throw FlowStoreError.cannotOpen(path: path, reason: reason)
+            throw failure
         }
         handle = db
         busyTimeoutMillis = milliseconds
@@ -143,9 +143,9 @@ public final class SQLiteDatabase {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            let failure = openFailure(db, rc, path: path ?? name)
             sqlite3_close_v2(db)
-            throw FlowStoreError.cannotOpen(path: path ?? name, reason: reason)
+            throw failure
         }
         sqlite3_extended_result_codes(db, 1)
         SQLiteBusyWait.install(on: db, timeoutMilliseconds: milliseconds)
@@ -287,6 +287,16 @@ public final class SQLiteDatabase {
                                    systemErrno: handle.map { sqlite3_system_errno($0) } ?? 0)
     }
 
+    /// Why sqlite3_open_v2 failed with `rc` (`db`: the handle it left, if any): no descriptor
+    /// left (`sqlite3_system_errno` EMFILE or ENFILE), else `.cannotOpen` with SQLite's words.
+    private static func openFailure(_ db: OpaquePointer?, _ rc: Int32, path: String) -> FlowStoreError {
+        if let db, TooManyOpenFiles.isShortage(sqlite3_system_errno(db)) {
+            return FlowStoreError.opening(sqlite3_system_errno(db), path: path)
+        }
+        let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        return .cannotOpen(path: path, reason: reason)
+    }
+
     /// Creates `path` empty with mode 0600 when it does not exist (an empty file is a valid empty
     /// database), and tightens an existing file to 0600.
     private static func createPrivateFile(_ path: String) throws {
@@ -296,9 +306,7 @@ public final class SQLiteDatabase {
             return
         }
         let err = errno
-        guard err == EEXIST else {
-            throw FlowStoreError.cannotOpen(path: path, reason: String(cString: strerror(err)))
-        }
+        guard err == EEXIST else { throw FlowStoreError.opening(err, path: path) }
         if let mode = FileModes.permissions(of: path), mode & 0o077 != 0 {
             _ = chmod(path, 0o600)
         }

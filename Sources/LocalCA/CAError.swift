@@ -136,14 +136,19 @@ public struct CADoubt: Sendable, Equatable {
     public let path: String
     /// What is wrong, as a clause ("cannot be parsed as a PEM private key").
     public let problem: String
+    /// Set when the file could not be opened for want of a file descriptor (EMFILE, ENFILE):
+    /// nothing is wrong with the CA, and `message` says that instead of a doubt.
+    public let shortage: TooManyOpenFiles?
 
-    public init(path: String, problem: String) {
+    public init(path: String, problem: String, shortage: TooManyOpenFiles? = nil) {
         self.path = path
         self.problem = problem
+        self.shortage = shortage
     }
 
     public var message: String {
-        "The CA is in doubt: \(path) \(problem); tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, \(CADoubt.startOver(doubtPath: path))."
+        if let shortage { return shortage.message }
+        return "The CA is in doubt: \(path) \(problem); tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, \(CADoubt.startOver(doubtPath: path))."
     }
 
     /// The files a CA is made of, which starting over deletes; `profile-identity.json` is kept,

@@ -229,7 +229,9 @@ public struct CAFolder: Sendable {
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw DoubtThrow(doubt: CADoubt(path: path, problem: "cannot be read (\(String(cString: strerror(errno))))"))
+            let err = errno
+            throw DoubtThrow(doubt: CADoubt(path: path, problem: "cannot be read (\(String(cString: strerror(err))))",
+                                            shortage: TooManyOpenFiles(errno: err, opening: "the CA file \(path)")))
         }
         defer { close(fd) }
         var out: [UInt8] = []
@@ -255,9 +257,12 @@ public struct CAFolder: Sendable {
 }
 
 /// Reads a file the user named on the command line.
-/// - Throws: `CAError.unreadableFile`.
+/// - Throws: `CAError.unreadableFile`; `TooManyOpenFiles` when no descriptor was left to open it.
 public func readUserFile(_ path: String) throws -> [UInt8] {
     guard let data = FileManager.default.contents(atPath: path) else {
+        // FileManager says nothing of why: open it to learn whether a descriptor was lacking.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { close(fd) } else if let shortage = TooManyOpenFiles(errno: errno, opening: "the file \(path)") { throw shortage }
         let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
         throw CAError.unreadableFile(path: path, reason: reason)
     }

@@ -26,6 +26,9 @@ public enum ProxyError: UserFacingError, Equatable {
     case clientCertificateUnusable(file: String, pattern: String, ClientCertificateProblem)
     case alreadyStarted
     case threadsUnavailable(String)
+    /// Even raised to the hard limit, the file-descriptor `limit` is under the `needed` to start
+    /// and take `connections` at once (`DescriptorBudget.start`).
+    case descriptorLimitTooLow(limit: UInt64, needed: Int, connections: Int)
 
     /// 2 for a command line that cannot run as typed (`--listen`, `--mode`: they come only from
     /// it), 1 otherwise.
@@ -110,6 +113,10 @@ public enum ProxyError: UserFacingError, Equatable {
             return "This proxy is already running; stop it before starting it again."
         case .threadsUnavailable(let reason):
             return "tv could not start its event loops (\(reason)); free some system resources and try again."
+        case let .descriptorLimitTooLow(limit, needed, connections):
+            return "tv needs at least \(needed) open files (to start, and to take \(connections) connections at once), and this process "
+                + "may have only \(limit) (the hard limit, `ulimit -Hn`); raise it (`ulimit -n 1024` in the shell that starts tv; above "
+                + "the hard limit, as root or with a nofile line in /etc/security/limits.conf) and start tv again."
         }
     }
 }

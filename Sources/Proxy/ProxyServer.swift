@@ -7,6 +7,7 @@ import Synchronization
 import Glibc
 #endif
 import FlowTerms
+import TVHome
 
 /// The terminating proxy: a listening socket, a few event-loop threads, and everything they
 /// share. The `tv run` command (or a test) makes one, starts it, reads its counters, switches
@@ -73,9 +74,10 @@ public final class ProxyServer: Sendable {
             configuration.authority = swapped
             configuration.leafCache = nil
         }
+        let workers = max(1, configuration.workers ?? Int(tv_cpu_count()))
         let descriptors = DescriptorLimit.raise()
         let cap = DescriptorBudget.connectionCap(configured: configuration.maxConnections,
-                                                 limit: descriptors.soft, inUse: DescriptorLimit.inUse())
+                                                 limit: descriptors.soft, inUse: DescriptorLimit.inUse(), loops: workers)
         let shared = try ProxyShared(configuration: configuration, connectionCap: cap, descriptorLimit: descriptors.soft)
         let fd: Int32
         let boundEndpoint: Endpoint
@@ -98,10 +100,11 @@ public final class ProxyServer: Sendable {
             boundEndpoint = Endpoint(address: "", port: 0)
         }
 
-        let workers = max(1, configuration.workers ?? Int(tv_cpu_count()))
         let frontEnd = Self.frontEnd(for: configuration.mode)
         let published = Mutex<[Int: LoopInbox<EventLoop>]>([:])
-        let failures = Mutex<[String]>([])
+        // A loop's own failure, thrown as it is (it was wrapped in a second "could not start its
+        // event loops (…)" around the first: a trial's sentence said it twice).
+        let failures = Mutex<[any Error]>([])
         let ready = DispatchSemaphore(value: 0)
         var finished: [DispatchSemaphore] = []
         var counters: [LoopCounters] = []
@@ -123,7 +126,7 @@ public final class ProxyServer: Sendable {
                     ready.signal()
                     loop.run()
                 } catch {
-                    failures.withLock { $0.append((error as? ProxyError)?.message ?? "\(error)") }
+                    failures.withLock { $0.append(error) }
                     ready.signal()
                 }
                 done.signal()
@@ -138,7 +141,7 @@ public final class ProxyServer: Sendable {
             for (i, done) in finished.enumerated() where i < inboxes.count { done.wait() }
             if fd >= 0 { close(fd) }
             shared.resolver.stop()
-            throw ProxyError.threadsUnavailable(failure)
+            throw failure
         }
         let running = Running(shared: shared, listenFD: fd, inboxes: inboxes, counters: counters,
                               finished: finished, address: boundEndpoint)
@@ -326,7 +329,7 @@ public final class ProxyServer: Sendable {
 
     /// A listening TCP socket (non-blocking, close-on-exec) bound to `host` (numeric, else
     /// resolved) and `port`; the proxy's listeners and `tv run --metrics` use it.
-    /// - Throws: `ProxyError.portInUse`, `.permissionDenied`, `.cannotListen`.
+    /// - Throws: `ProxyError.portInUse`, `.permissionDenied`, `.cannotListen`; `TooManyOpenFiles`.
     public static func listen(host: String, port: UInt16) throws -> Int32 {
         let address: SocketAddress
         if let numeric = SocketAddress(numericHost: host, port: port) {
@@ -338,7 +341,11 @@ public final class ProxyServer: Sendable {
             }
         }
         let fd = tv_socket_stream(address.family)
-        guard fd >= 0 else { throw ProxyError.cannotListen(host: host, port: port, reason: Errno(errno).phrase) }
+        guard fd >= 0 else {
+            let err = errno
+            if let shortage = TooManyOpenFiles(errno: err, opening: "a socket to listen on \(Endpoint(address: host, port: port))") { throw shortage }
+            throw ProxyError.cannotListen(host: host, port: port, reason: Errno(err).phrase)
+        }
         _ = tv_set_reuse(fd, 0)
         let rc = address.withSockAddr { bind(fd, $0, $1) }
         if rc != 0 {

@@ -12,6 +12,9 @@ public enum SettingsError: UserFacingError, Equatable {
     /// The new value could not be written because the disk holding the data folder is full
     /// (no room for the atomic save's new file); the file still holds the old value.
     case diskFull(path: String, key: String)
+    /// `settings.json` could not be opened for want of a file descriptor (EMFILE, ENFILE): not
+    /// the file's fault (a trial's retention pass under `ulimit -n 34` advised remaking it).
+    case tooManyOpenFiles(TooManyOpenFiles)
 
     public var message: String {
         switch self {
@@ -19,6 +22,8 @@ public enum SettingsError: UserFacingError, Equatable {
             return "The settings file \(path) is not a settings record (\(reason)); fix it, or let `tv inspect off` rewrite it (inspection off, the history and capture limits off so nothing kept is deleted, the old file kept beside it)."
         case let .unreadable(path, reason):
             return "The settings file \(path) cannot be read (\(reason)); make it a readable file again or remove what stands in its place."
+        case .tooManyOpenFiles(let shortage):
+            return shortage.message
         case let .saveFailed(path, key, reason):
             return "Could not save \(key) to \(path) (\(reason)); nothing changed — the old value is still in force. Check the folder and try again."
         case let .diskFull(path, key):

@@ -84,7 +84,7 @@ public struct SettingsFile: Sendable {
     }
 
     /// The file's bytes, or nil when there is no file.
-    /// - Throws: `SettingsError.unreadable`.
+    /// - Throws: `SettingsError.unreadable`, `.tooManyOpenFiles`.
     func readBytes() throws -> [UInt8]? {
         var st = stat()
         if lstat(path, &st) != 0 {
@@ -94,9 +94,24 @@ public struct SettingsFile: Sendable {
         if (st.st_mode & S_IFMT) == S_IFDIR {
             throw SettingsError.unreadable(path: path, reason: "a folder stands where the file should be")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if let shortage = TooManyOpenFiles(errno: errno, opening: "the settings file \(path)") {
+                throw SettingsError.tooManyOpenFiles(shortage)
+            }
             throw SettingsError.unreadable(path: path, reason: "it cannot be opened")
         }
-        return [UInt8](data)
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SettingsError.unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { return bytes }
+            bytes += chunk[..<n]
+        }
     }
 }

@@ -83,7 +83,7 @@ public struct SettingsStore: Sendable {
             let reason: String
             switch error {
             case .corrupt(_, let why), .unreadable(_, let why): reason = why
-            case .saveFailed, .diskFull: throw error
+            case .saveFailed, .diskFull, .tooManyOpenFiles: throw error
             }
             var keptAt: String?
             if let bytes = try? file.readBytes() {

@@ -59,6 +59,9 @@ public final class ExecProxySession {
         let socket = SessionPaths.controlSocket(home)
         let status = (try? ControlClient(path: socket)).flatMap { try? $0.send(ControlRequest(command: "status")) }
         let plan = try ExecProxyPlan.decide(status: status?.ok == true ? status?.values : nil)
+        // As `tv run`: the limit raised, or refused as too low, before a session of its own makes
+        // anything (the trust files included).
+        if case .start = plan { try DescriptorLimit.prepareSession(workers: options.session.workers) }
         files = try ProxyTrustFiles.write(home: home, root: root, environment: environment)
         let host: String
         let port: UInt16

@@ -35,6 +35,24 @@ public struct RunBanner: Sendable, Equatable {
     /// What `--upstream-insecure` means, for the banner and `tv status`.
     public static let serversNotVerified = "certificates NOT verified (--upstream-insecure): an impostor on the way to a server is shown to clients as that server"
 
+    /// The connection cap, in words, when the file-descriptor limit made it small
+    /// (`connectionCapLine`); nil otherwise.
+    public var connectionCap: String?
+
+    /// Caps under this are said in the banner: Chromium opens at most 256 connections per profile
+    /// (`max_sockets_per_pool`), so one browser can meet a lower cap. Under `ulimit -n 64` the
+    /// cap was 4, said only by the first refusal (a new-user trial).
+    public static let smallConnectionCap = 256
+
+    /// The banner's words for a connection cap of `cap` where `configured` was asked for, sized
+    /// from the file-descriptor limit `limit`: nil unless the limit lowered it under
+    /// `smallConnectionCap`.
+    public static func connectionCapLine(cap: Int, configured: Int, limit: UInt64) -> String? {
+        guard cap < configured, cap < smallConnectionCap else { return nil }
+        return "at most \(cap) at once, as the open-file limit is \(limit); more are refused until some close "
+            + "(raise the limit with `ulimit -n` before starting tv)"
+    }
+
     /// `--upstream-insecure`: servers' certificates are not verified this session (it went
     /// unsaid, and the flows showed an expired server as inspected: a trial).
     public var upstreamInsecure = false
@@ -87,6 +105,7 @@ public struct RunBanner: Sendable, Equatable {
         if let contentNotKept { out.append("  content     not kept — \(contentNotKept)") }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
         if upstreamInsecure { out.append("  servers     " + Self.serversNotVerified) }
+        if let connectionCap { out.append("  connections " + connectionCap) }
         if let metrics { out.append("  metrics     http://\(metrics)/metrics (Prometheus text format; loopback unless --metrics-open)") }
         if let decryptedCapturePath {
             out.append("  decrypted   \(decryptedCapturePath) (inspected connections' plaintext as TCP for Wireshark; content: guard it)")

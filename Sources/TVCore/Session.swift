@@ -91,6 +91,8 @@ public final class Session: Sendable {
 
     public let home: TVHome
     public let options: Options
+    /// The data folder's session lock, held until `run()` ends (`SessionLock`).
+    let lock: SessionLock
     let wiring: SessionWiring
     let proxy: ProxyServer
     let environment: [String: String]
@@ -128,17 +130,21 @@ public final class Session: Sendable {
     var followsSettings: Bool { !options.forceInspection && options.caFile == nil }
 
     /// Prepares everything and starts listening.
-    /// - Parameter say: where notices go (standard error for `tv run`).
-    /// - Throws: `ProxyError` (e.g. the port is taken), `FlowStoreError`, `CAError`, `ControlError`,
-    ///   `SettingsError`, `TVHomeError`, `TunnelError` (`--mode tun`).
-    public init(home: TVHome, options: Options, environment: [String: String], now: Int64,
+    /// - Parameters:
+    ///   - lock: the data folder's lock, taken by the caller before it made anything (`tv run`);
+    ///     nil: taken here, first (`tv exec --proxy`'s own session).
+    ///   - say: where notices go (standard error for `tv run`).
+    /// - Throws: `ProxyError` (e.g. the port is taken), `FlowStoreError`, `CAError`, `ControlError`
+    ///   (`.alreadyRunning`: another session holds the lock), `SettingsError`, `TVHomeError`,
+    ///   `TunnelError` (`--mode tun`), `TooManyOpenFiles`.
+    public init(home: TVHome, options: Options, lock: SessionLock? = nil, environment: [String: String], now: Int64,
                 say: @escaping @Sendable (String) -> Void) throws {
         self.home = home
         self.options = options
         self.environment = environment
         self.say = say
         // Refuse a second session before anything listens, routes or prints a banner.
-        try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home))
+        self.lock = try lock ?? SessionLock.take(home)
         wiring = try SessionWiring(home: home, options: options, environment: environment, now: now, say: say)
         var config = wiring.configuration
         // The TUN's names from DNS over TCP: the relays read the responses, the engine learns them.
@@ -220,6 +226,9 @@ public final class Session: Sendable {
         banner.proxyUser = options.proxyCredentials?.user
         banner.upstreamInsecure = options.upstreamInsecure
         if case .reverse(tls: false, _, _) = options.mode { banner.reversePlain = true }
+        let counters = proxy.counters
+        banner.connectionCap = RunBanner.connectionCapLine(cap: counters.connectionCap, configured: config.maxConnections,
+                                                           limit: counters.descriptorLimit)
         if options.forceContentKeep && !wiring.inspecting {
             banner.contentNotKept = "--keep-content keeps what inspected connections say, and this session inspects nothing; add --inspect, or turn inspection on with `tv inspect on`"
         }
@@ -288,6 +297,8 @@ public final class Session: Sendable {
         stoppedSignal.signal()
         // After the writers closed, so a `tv stop` waiting in the handler hears what was saved.
         control.stop()
+        // Last: the next session may start once this one has let go of everything.
+        lock.release()
         if options.stopsOnSignals {
             signal(SIGINT, SIG_DFL)
             signal(SIGTERM, SIG_DFL)

@@ -102,6 +102,8 @@ final class SessionWiring: Sendable {
                 if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.noCA(asked, directory: folder.directory) }
                 note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"
             case .doubt(let doubt):
+                // A file that could not be opened for want of a descriptor: the CA is fine, the start is not.
+                if let shortage = doubt.shortage { throw shortage }
                 if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.caInDoubt(asked, doubt) }
                 note = doubt.message
                 // Asked for in the settings and not happening: said, whatever --quiet says.

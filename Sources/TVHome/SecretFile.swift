@@ -16,6 +16,14 @@ public enum SecretFile {
         case refused(FileTrustProblem)
         /// open(2) failed for another reason (`reason`: strerror text).
         case cannotOpen(reason: String)
+        /// open(2) failed for want of a file descriptor (EMFILE, ENFILE): not the file's fault.
+        case tooManyOpenFiles(TooManyOpenFiles.Scope)
+
+        /// The failure of open(2) with `code`.
+        static func opening(_ code: Int32) -> Failure {
+            if let shortage = TooManyOpenFiles(errno: code, opening: "") { return .tooManyOpenFiles(shortage.scope) }
+            return .cannotOpen(reason: String(cString: strerror(code)))
+        }
     }
 
     /// Why a key log was not opened.
@@ -41,7 +49,7 @@ public enum SecretFile {
             if case .found(let facts) = FileFacts.lstat(path), let problem = FileTrust.secretFile(facts, you: .current) {
                 throw .secretFile(.refused(problem))
             }
-            throw .secretFile(.cannotOpen(reason: String(cString: strerror(code))))
+            throw .secretFile(.opening(code))
         }
         guard let facts = FileFacts.fstat(fd) else {
             let reason = String(cString: strerror(errno))
@@ -114,7 +122,7 @@ extension SecretFile {
             if case .found(let facts) = FileFacts.lstat(path), let problem = FileTrust.secretFile(facts, you: .current) {
                 throw .refused(problem)
             }
-            throw .cannotOpen(reason: String(cString: strerror(code)))
+            throw .opening(code)
         }
         defer { close(fd) }
         guard let facts = FileFacts.fstat(fd) else { throw .cannotOpen(reason: String(cString: strerror(errno))) }

@@ -110,22 +110,60 @@ struct SlowClientPolicyTests {
         #expect(ClientAddressLimit.defaultMaximum(connectionCap: 100) == 64)
     }
 
-    @Test("DescriptorBudget: the soft limit goes up to the hard one (at most 2^20); the cap is what the rest allows, at least 1")
+    @Test("DescriptorBudget: the soft limit goes up to the hard one (at most 2^20); the cap is what the rest allows (the loops, what opens after the proxy, room while running), at least 1")
     func descriptorBudget() {
         #expect(DescriptorBudget.raisedSoftLimit(soft: 1_024, hard: 524_288) == 524_288)
         #expect(DescriptorBudget.raisedSoftLimit(soft: 64, hard: 4_096) == 4_096)
         #expect(DescriptorBudget.raisedSoftLimit(soft: 64, hard: 64) == nil)
         #expect(DescriptorBudget.raisedSoftLimit(soft: 1_024, hard: UInt64.max) == 1_048_576)
         #expect(DescriptorBudget.raisedSoftLimit(soft: 1_048_576, hard: UInt64.max) == nil)
-        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 1_048_576, inUse: 20) == 10_000)
-        // (4096 - 20 - 32) / 3
-        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 4_096, inUse: 20) == 1_348)
-        // The default soft limit: (1024 - 12 - 32) / 3
-        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 1_024, inUse: 12) == 326)
-        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 64, inUse: 20) == 4)
-        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 32, inUse: 20) == 1)
-        #expect(DescriptorBudget.connectionCap(configured: 2, limit: 4_096, inUse: 20) == 2)
-        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 0, inUse: 20) == 10_000)
+        // Besides connections: open + 2 per loop + 13 after the proxy + 16 while running.
+        #expect(DescriptorBudget.besidesConnections(inUse: 17, loops: 2) == 50)
+        #expect(DescriptorBudget.besidesConnections(inUse: 17, loops: 0) == 48)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 1_048_576, inUse: 17, loops: 2) == 10_000)
+        // (4096 - 50) / 3
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 4_096, inUse: 17, loops: 2) == 1_348)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 4_097, inUse: 17, loops: 2) == 1_349)
+        // 64 loops (one per core of a large host): (4096 - 17 - 128 - 29) / 3
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 4_096, inUse: 17, loops: 64) == 1_307)
+        // The default soft limit: (1024 - 12 - 2 - 29) / 3
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 1_024, inUse: 12, loops: 1) == 327)
+        // A trial's `ulimit -n 64`, 17 open when the proxy started, 2 loops: (64 - 50) / 3
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 64, inUse: 17, loops: 2) == 4)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 32, inUse: 20, loops: 2) == 1)
+        #expect(DescriptorBudget.connectionCap(configured: 2, limit: 4_096, inUse: 20, loops: 2) == 2)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 0, inUse: 20, loops: 2) == 10_000)
+    }
+
+    @Test("DescriptorBudget.start: what a session needs before it makes anything (open + 14 of its wiring + 2 per loop + 13 + 16, and 3 for each of 4 connections), and the cap that leaves")
+    func descriptorBudgetAtStart() {
+        // The three standard streams, 2 loops: 3 + 14 + 4 + 13 + 16 = 50 besides connections, 62 with 4 of them.
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 64, inUse: 3, loops: 2) == .start(cap: 4))
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 62, inUse: 3, loops: 2) == .start(cap: 4))
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 61, inUse: 3, loops: 2) == .refuse(needed: 62))
+        // The trial's limits, all under it (SIGILL at 24, the banner and then an exit at 28, …).
+        for limit: UInt64 in [16, 20, 24, 28, 32, 40, 48] {
+            #expect(DescriptorBudget.start(configured: 10_000, limit: limit, inUse: 3, loops: 2) == .refuse(needed: 62))
+        }
+        // One loop needs 2 fewer; 64 loops 124 more.
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 60, inUse: 3, loops: 1) == .start(cap: 4))
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 59, inUse: 3, loops: 1) == .refuse(needed: 60))
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 185, inUse: 3, loops: 64) == .refuse(needed: 186))
+        // Descriptors inherited from the parent count against the limit as much as tv's own.
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 64, inUse: 40, loops: 2) == .refuse(needed: 99))
+        // Room for more: the cap grows by one per 3 descriptors, up to the configured cap.
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 1_024, inUse: 3, loops: 2) == .start(cap: 324))
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 1_048_576, inUse: 3, loops: 2) == .start(cap: 10_000))
+        #expect(DescriptorBudget.start(configured: 10_000, limit: UInt64.max, inUse: 3, loops: 2) == .start(cap: 10_000))
+        // An unknown limit (getrlimit failed) refuses nothing.
+        #expect(DescriptorBudget.start(configured: 10_000, limit: 0, inUse: 3, loops: 2) == .start(cap: 10_000))
+    }
+
+    @Test("the refusal at start names the limit, what tv needs and `ulimit -n`, in one sentence")
+    func descriptorLimitTooLowSentence() {
+        #expect(ProxyError.descriptorLimitTooLow(limit: 28, needed: 62, connections: 4).message
+                == "tv needs at least 62 open files (to start, and to take 4 connections at once), and this process may have only 28 (the hard limit, `ulimit -Hn`); raise it (`ulimit -n 1024` in the shell that starts tv; above the hard limit, as root or with a nofile line in /etc/security/limits.conf) and start tv again.")
+        #expect(ProxyError.descriptorLimitTooLow(limit: 28, needed: 62, connections: 4).exitCode == 1)
     }
 
     @Test("ProxyNotice: one sentence each, saying what happened and what to do")

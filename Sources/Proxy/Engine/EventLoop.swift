@@ -4,6 +4,7 @@ import LocalCA
 import Glibc
 #endif
 import FlowTerms
+import TVHome
 
 /// One proxy worker thread: its `EpollLoop` (tokens, timers, inbox, busy-poll), the shared proxy
 /// state, its counters, its relay buffer and its listener view. The loop mechanism is
@@ -48,10 +49,15 @@ final class EventLoop {
         do {
             core = try EpollLoop(busyPoll: BusyPollPolicy(micros: shared.configuration.busyPollMicros), busyPollCounts: counters.busyPoll)
         } catch {
+            if let shortage = TooManyOpenFiles(errno: error.code, opening: "an event loop (\(error.call))") { throw shortage }
             throw ProxyError.threadsUnavailable("\(error.call): \(Errno(error.code))")
         }
         inbox = LoopInbox()
-        guard inbox.wakeFD >= 0 else { throw ProxyError.threadsUnavailable("eventfd: \(Errno(errno))") }
+        guard inbox.wakeFD >= 0 else {
+            let code = inbox.wakeErrno
+            if let shortage = TooManyOpenFiles(errno: code, opening: "an event loop (eventfd)") { throw shortage }
+            throw ProxyError.threadsUnavailable("eventfd: \(Errno(code))")
+        }
         buffer = .allocate(byteCount: max(16 * 1024, shared.configuration.relayBufferSize), alignment: 16)
         core.attach(inbox, to: self)
     }

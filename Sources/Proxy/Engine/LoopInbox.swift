@@ -13,13 +13,19 @@ public final class LoopInbox<Target: AnyObject>: Sendable {
     public typealias Job = @Sendable (Target) -> Void
     /// The eventfd the loop watches (negative when it could not be made: check before use).
     public let wakeFD: Int32
+    /// The errno of the eventfd(2) that failed (0 when `wakeFD` was made).
+    public let wakeErrno: Int32
     private struct State {
         var jobs: [Job] = []
         var signalled = false
     }
     private let state = Mutex(State())
 
-    public init() { wakeFD = tv_eventfd() }
+    public init() {
+        let fd = tv_eventfd()
+        wakeFD = fd
+        wakeErrno = fd < 0 ? errno : 0
+    }
 
     deinit { if wakeFD >= 0 { close(wakeFD) } }
 

@@ -111,6 +111,8 @@ public enum ProxyCredentialsError: UserFacingError, Equatable {
             return "--proxy-auth's password file \(path) \(problem.clause); make it yours and 0600 (`chmod 600 \(path)`)."
         case let .unreadable(path, .cannotOpen(reason)):
             return "--proxy-auth's password file \(path) cannot be read (\(reason)); give a file whose first line is the password."
+        case let .unreadable(path, .tooManyOpenFiles(scope)):
+            return TooManyOpenFiles(opening: "--proxy-auth's password file \(path)", scope: scope).message
         case .emptyPassword(let path): return "--proxy-auth's password file \(path) has an empty first line; put the password on it."
         case .passwordTooLong(let path): return "--proxy-auth's password in \(path) is longer than 255 bytes, which SOCKS5 cannot carry; use a shorter one."
         }

@@ -46,6 +46,7 @@ final class TLSContexts: @unchecked Sendable {
                 case .secretFile(.refused(let problem)): throw ProxyError.keylogRefused(path: path, problem: problem)
                 case .notAKeyLog: throw ProxyError.keylogNotAKeyLog(path: path)
                 case .secretFile(.cannotOpen(let reason)): throw ProxyError.keylogUnwritable(path: path, reason: reason)
+                case .secretFile(.tooManyOpenFiles(let scope)): throw TooManyOpenFiles(opening: "the key log file \(path)", scope: scope)
                 }
             }
         }
@@ -110,6 +111,11 @@ final class TLSContexts: @unchecked Sendable {
                 throw ProxyError.upstreamCAFileUnreadable(path: file, reason: Errno(errno).phrase)
             }
             guard SSL_CTX_load_verify_locations(client, file, nil) == 1 else {
+                // OpenSSL opens the file itself: with no descriptor left that is not a bad file.
+                let failure = OpenSSLError("loading \(file)")
+                if let code = failure.systemErrno, let shortage = TooManyOpenFiles(errno: code, opening: "the upstream CA file \(file)") {
+                    throw shortage
+                }
                 throw ProxyError.upstreamCAFileUnreadable(path: file, reason: "no PEM certificate could be read from it")
             }
         }

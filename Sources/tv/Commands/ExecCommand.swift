@@ -1,6 +1,7 @@
 import Capture
 import CommandLineParser
 import Foundation
+import Proxy
 import TVCore
 import TVHome
 import Tunnel
@@ -40,6 +41,8 @@ enum ExecCommand {
         if !missing.isEmpty {
             throw TunnelError.needsPrivileges(command: "tv exec", missing: missing.joined(separator: " and "), purpose: "to make a network namespace and a TUN device")
         }
+        // As `tv run`: the limit raised, or refused as too low, before anything is made.
+        try DescriptorLimit.prepareSession(workers: options.proxy.workers)
         let home = try inv.home()
         let explanation = ExecExplanation(command: arguments, plan: TunnelAddressPlan(), mtu: options.mtu ?? EgressMTU.current())
         if !inv.yes {

@@ -165,6 +165,9 @@ enum RunCommands {
         options.announcesRetention = !quiet
         let requestConsole = inv.console
         options.printRequest = { line in requestConsole.line(line) }
+        // The descriptor limit raised to the hard one, or refused as too low, before the data
+        // folder is looked at (a dry run starts nothing and needs none).
+        if !options.tun.dryRun { try DescriptorLimit.prepareSession(workers: options.workers) }
         let home = try inv.home()
         let console = inv.console
         if options.mode == .tun {
@@ -202,6 +205,12 @@ enum RunCommands {
             }
         }
 
+        // The data folder's one session: taken before anything is made in it or said (a second
+        // `tv run` started at the same moment printed the whole banner, then refused, and left an
+        // empty decrypted capture and a writer lock behind: a trial). The loser says only
+        // "already running".
+        let lock = try SessionLock.take(home)
+
         // The introduction, once (skipping counts as seen; an unreadable flag shows it again),
         // said when the session has started, or before the CA question that needs it, never
         // in front of a refusal (a new-user trial's "port in use" came after three screens).
@@ -236,11 +245,10 @@ enum RunCommands {
         options.auditSessionID = audit?.id
         do {
             // Bound before the session starts, so a taken port is said before anything listens
-            // (a running session is said first, as without --metrics).
-            if metricsAddress != nil { try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home)) }
+            // (a running session was said first, by the lock).
             options.metrics = try metricsAddress.map { try MetricsServer(address: $0) }
             // The session's lines quote peers (host names, handshake failures): each is one line.
-            session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
+            session = try Session(home: home, options: options, lock: lock, environment: inv.environment, now: inv.now) { text in
                 console.note("tv: " + TerminalText.line(text))
             }
             // Before anything is announced: a Ctrl-C after the banner stops it cleanly.
