@@ -364,7 +364,7 @@ struct WebRunTests {
         let parts = url.components(separatedBy: "/?token=")
         let bearer = ["-H", "Authorization: Bearer " + parts[1]]
         let flows = try box.curl(bearer + ["-w", "\n%{http_code}", parts[0] + "/api/flows"]).out
-        #expect(flows == "{\n  \"flows\": [],\n  \"damaged\": [],\n  \"nextCursor\": null\n}\n\n200")
+        #expect(flows == "{\n  \"flows\": [],\n  \"damaged\": [],\n  \"nextCursor\": null,\n  \"unsavedFlows\": []\n}\n\n200")
         #expect(try code(box, ["-H", "Authorization: Bearer nope", parts[0] + "/api/flows"]) == "403")
         let diag = try box.curl(bearer + [parts[0] + "/api/diag"]).out
         #expect(diag.contains("\"running\": false"))
