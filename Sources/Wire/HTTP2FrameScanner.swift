@@ -22,6 +22,10 @@ public struct HTTP2FrameScanner {
         case reset(streamID: UInt32, errorCode: UInt32?, start: Int?)
         /// A SETTINGS frame (not an ACK); `headerTableSize` when it set SETTINGS_HEADER_TABLE_SIZE.
         case settings(headerTableSize: Int?)
+        /// A GOAWAY frame (§6.8): the last stream the sender processed, its error code (§7: 0 is
+        /// NO_ERROR, a graceful end), and the first `goawayDebugKept` bytes of its debug data
+        /// (valid during the call only).
+        case goaway(lastStreamID: UInt32, errorCode: UInt32, debug: UnsafeRawBufferPointer)
     }
 
     /// The client connection preface (RFC 9113 §3.4).
@@ -38,6 +42,9 @@ public struct HTTP2FrameScanner {
     public static let maxHeaderBlockBytes = 262_144
     /// Largest SETTINGS payload accepted: 64 six-byte settings.
     static let maxSettingsBytes = 384
+    /// A GOAWAY's debug data kept (the rest is skipped): nginx and nghttp2 send none or a
+    /// sentence, and §6.8 lets a sender put anything there, up to a frame's length.
+    public static let goawayDebugKept = 256
 
     private enum Stage {
         case preface(matched: Int)
@@ -55,7 +62,7 @@ public struct HTTP2FrameScanner {
     private var length = 0
     /// Payload bytes of the current frame still to come.
     private var remaining = 0
-    /// The current frame's payload, for the frames that are read (header blocks, SETTINGS, RST_STREAM).
+    /// The current frame's payload, for the frames that are read (header blocks, SETTINGS, RST_STREAM, GOAWAY).
     private var payload: [UInt8] = []
     /// The header block being gathered across CONTINUATION frames.
     private var block: [UInt8] = []
@@ -131,7 +138,9 @@ public struct HTTP2FrameScanner {
                         endFrame(UnsafeRawBufferPointer(rebasing: bytes[(i - n) ..< i]), event)
                         continue
                     }
-                    payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + n)]))
+                    // A GOAWAY keeps its fixed part and the start of its debug data only.
+                    let kept = type == 0x7 ? max(0, min(n, 8 + HTTP2FrameScanner.goawayDebugKept - payload.count)) : n
+                    payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + kept)]))
                 }
                 i += n
                 remaining -= n
@@ -145,7 +154,7 @@ public struct HTTP2FrameScanner {
     /// Whether the current frame's payload is gathered (everything but DATA and ignored frames).
     private var readsPayload: Bool {
         switch type {
-        case 0x1, 0x5, 0x9, 0x4, 0x3: true
+        case 0x1, 0x5, 0x9, 0x4, 0x3, 0x7: true
         default: false
         }
     }
@@ -183,10 +192,13 @@ public struct HTTP2FrameScanner {
             }
         case 0x3:
             guard length == 4 else { return fail("An RST_STREAM frame of \(length) bytes instead of 4 (RFC 9113 §6.4).") }
+        case 0x7:
+            guard streamID == 0 else { return fail("A GOAWAY frame on stream \(streamID), not 0 (RFC 9113 §6.8).") }
+            guard length >= 8 else { return fail("A GOAWAY frame of \(length) bytes, shorter than its 8 (RFC 9113 §6.8).") }
         default:
             break
         }
-        if readsPayload && block.count + length > HTTP2FrameScanner.maxHeaderBlockBytes {
+        if readsPayload && type != 0x7 && block.count + length > HTTP2FrameScanner.maxHeaderBlockBytes {
             return fail("A header block larger than \(HTTP2FrameScanner.maxHeaderBlockBytes) bytes, more than tv reads (RFC 9113 §4.3).")
         }
         remaining = length
@@ -262,6 +274,12 @@ public struct HTTP2FrameScanner {
             let code = payload.count == 4
                 ? UInt32(payload[0]) << 24 | UInt32(payload[1]) << 16 | UInt32(payload[2]) << 8 | UInt32(payload[3]) : nil
             event(.reset(streamID: streamID, errorCode: code, start: frameStart))
+        case 0x7:
+            // At least 8 bytes (`startFrame`); the debug data as far as it was kept.
+            let last = (UInt32(payload[0]) << 24 | UInt32(payload[1]) << 16 | UInt32(payload[2]) << 8 | UInt32(payload[3])) & 0x7fff_ffff
+            let code = UInt32(payload[4]) << 24 | UInt32(payload[5]) << 16 | UInt32(payload[6]) << 8 | UInt32(payload[7])
+            let end = min(payload.count, 8 + HTTP2FrameScanner.goawayDebugKept)
+            event(.goaway(lastStreamID: last, errorCode: code, debug: UnsafeRawBufferPointer(rebasing: payload[8 ..< end])))
         default:
             break
         }

@@ -623,6 +623,19 @@ struct ConnectionMachineTests {
         #expect(m.handle(.exchangeReadingStopped("Another.")) == [])
     }
 
+    @Test("a side ended HTTP/2 with an error (GOAWAY): the flow says so when it says nothing else; an error it has stays")
+    func http2GoAway() {
+        let goaway = HTTP2GoAway(sentBy: .server, errorCode: 1, lastStreamID: 3, debug: nil)
+        var m = Self.machine()
+        #expect(m.handle(.http2GoAway(goaway)) == [.updateFlow])
+        #expect(m.facts.error == "the server ended HTTP/2 with GOAWAY PROTOCOL_ERROR; streams after 3 went unprocessed (RFC 9113 §6.8)")
+        #expect(m.handle(.http2GoAway(HTTP2GoAway(sentBy: .client, errorCode: 2, lastStreamID: 0, debug: nil))) == [])
+        var stopped = Self.machine()
+        _ = stopped.handle(.exchangeReadingStopped("A reason."))
+        #expect(stopped.handle(.http2GoAway(goaway)) == [])
+        #expect(stopped.facts.error?.hasPrefix("tv stopped reading") == true)
+    }
+
     @Test("reverse mode: a server tv cannot reach answers a plain client's request with a 502 that says why; a TLS client's ClientHello is read and its leg completed to answer the same (it read SSL_ERROR_SYSCALL: a trial), unless inspection is off")
     func reverseUnreachable() throws {
         let destination = OriginalDestination(host: "127.0.0.1", port: 1, origin: .reverse)

@@ -88,6 +88,8 @@ extension ProxyConnection {
         var refusal: ExchangeRefusal?
         if plain == nil, case .refused(let refused)? = reader.stop { refusal = refused }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
+        // A side ended HTTP/2 with an error: the flow says so (the machine decides).
+        if plain == nil, let goaway = reader.takeGoAway() { feed(.http2GoAway(goaway)) }
         // Requests past the connection's row allowance: the flow keeps their count.
         let leftOut = reader.requestsLeftOut
         if leftOut > 0, let plain {

@@ -211,6 +211,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// went on untouched; a note on the flow (a trial's row read "incomplete" with no why).
     /// HTTP/1 bytes tv cannot follow are refused instead (`ExchangeRefusal`).
     case exchangeReadingStopped(String)
+    /// A side of an inspected HTTP/2 connection ended it with an error (`HTTP2GoAway`: a
+    /// GOAWAY whose code is not NO_ERROR); a note on the flow, which read as clean before.
+    case http2GoAway(HTTP2GoAway)
 
     /// Which of the three client-leg kinds the counters and the flow name this is
     /// (`ClientLegOutcome`); nil for every other failure.
@@ -339,6 +342,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .clientHandshakeFailed(let reason): return "the client's TLS handshake failed (\(reason))"
         case .portUnreachable:
             return "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)"
+        case .http2GoAway(let goaway):
+            return goaway.phrase
         case .exchangeReadingStopped(let reason):
             // "exchanges": the reason may be the server's (it said "requests" of a response's
             // framing: the hostile-input trial).

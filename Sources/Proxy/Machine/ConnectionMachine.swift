@@ -202,6 +202,10 @@ struct ConnectionMachine {
             guard facts.error == nil else { return [] }
             facts.error = ConnectionFailure.exchangeReadingStopped(reason).sentence
             return [.updateFlow]
+        case .http2GoAway(let goaway):
+            guard facts.error == nil else { return [] }
+            facts.error = ConnectionFailure.http2GoAway(goaway).sentence
+            return [.updateFlow]
         case .requestRowsLeftOut(let count):
             // Told with the flow's next report (every 2 s while bytes move, and at its end).
             facts.requestsLeftOut = UInt64(max(0, count))

@@ -170,6 +170,9 @@ extension ConnectionMachine {
         /// (`ExchangeReader.Stop.malformed`, the reader's sentence): the bytes go on as they
         /// come; the flow says why its open rows end incomplete.
         case exchangeReadingStopped(String)
+        /// A side of the relay's HTTP/2 ended it with an error (`HTTP2GoAway`): the flow says so
+        /// when it says nothing else.
+        case http2GoAway(HTTP2GoAway)
         /// The relay's reader has counted this many requests without rows so far, past the
         /// connection's `RequestRowAllowance` (the flow says how many; its next report carries it).
         case requestRowsLeftOut(Int)

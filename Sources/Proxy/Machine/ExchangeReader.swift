@@ -166,6 +166,12 @@ final class ExchangeReader {
         http1?.takeBodyWait() ?? false
     }
 
+    /// The first GOAWAY with an error code either side of HTTP/2 sent, once
+    /// (`HTTP2ExchangeReading.takeGoAway`); nil over HTTP/1.
+    func takeGoAway() -> HTTP2GoAway? {
+        http2?.takeGoAway()
+    }
+
     /// Where to write the server's last burst apart, once (`HTTP2ExchangeReading.takeSplit`).
     func takeResponseSplit() -> Int? {
         http2?.takeSplit()

@@ -32,6 +32,16 @@ final class HTTP2ExchangeReading {
     private var sequence = 0
     /// The first failure met while handling a frame.
     private var failure: String?
+    /// The first GOAWAY with an error code, either side's, until taken (`takeGoAway`).
+    private var goaway: HTTP2GoAway?
+    private var goawayTaken = false
+
+    /// The first GOAWAY with an error code read, once (nil: none, or already taken).
+    func takeGoAway() -> HTTP2GoAway? {
+        guard let goaway, !goawayTaken else { return nil }
+        goawayTaken = true
+        return goaway
+    }
 
     init(_ settings: ExchangeReader.Settings) {
         self.settings = settings
@@ -122,6 +132,8 @@ final class HTTP2ExchangeReading {
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
             // larger bound is applied at once (a smaller one takes effect after the ACK).
             if let size, size > 4_096 { responseHeaders?.setMaximumTableSize(size) }
+        case let .goaway(last, code, debug):
+            if goaway == nil { goaway = HTTP2GoAway(.clientToServer, lastStreamID: last, errorCode: code, debug: debug) }
         }
     }
 
@@ -170,6 +182,8 @@ final class HTTP2ExchangeReading {
             reset(id, at: now, emit: emit)
         case let .settings(size):
             if let size, size > 4_096 { requestHeaders?.setMaximumTableSize(size) }
+        case let .goaway(last, code, debug):
+            if goaway == nil { goaway = HTTP2GoAway(.serverToClient, lastStreamID: last, errorCode: code, debug: debug) }
         }
     }
 
