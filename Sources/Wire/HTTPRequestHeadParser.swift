@@ -112,6 +112,17 @@ extension HTTPRequestHeadParser {
             byteCount: head.byteCount, bodyFraming: framing, connectionOptions: head.connectionOptions)
     }
 
+    /// The form of `target` sent with `method` (RFC 9112 §3.2), as a whole head's would be read;
+    /// for a caller that salvaged a request line from a head it could not read.
+    /// - Throws: `WireFormatError` (an empty target, or one no form takes).
+    public static func requestTarget(_ target: String, method: String) throws(WireFormatError) -> HTTPRequestTarget {
+        var target = target
+        guard !target.isEmpty else { throw WireFormatError("The request line has no target (RFC 9112 §3.2).") }
+        return try target.withUTF8 { bytes in
+            Swift.Result { () throws(WireFormatError) in try classifyTarget(bytes, method: method) }
+        }.get()
+    }
+
     /// Classifies the request-target by form (RFC 9112 §3.2).
     private static func classifyTarget(_ target: UnsafeBufferPointer<UInt8>, method: String) throws(WireFormatError) -> HTTPRequestTarget {
         if method == "CONNECT" {

@@ -126,7 +126,8 @@ struct FrontEndReader {
             let read = httpParser.feed(fresh)
             if let refusal = read.refusal {
                 return .refuse(.proxyRequestUnreadable(refusal.reason), answer: ConnectionMachine.errorResponse(
-                    refusal.status, body: "tv is an HTTP proxy and could not read this request: \(refusal.reason)"))
+                    refusal.status, body: "tv is an HTTP proxy and could not read this request: \(refusal.reason)"),
+                               named: Self.asked(salvaging: all))
             }
             switch read {
             case .needMoreData, .malformed, .tooLong:
@@ -193,8 +194,21 @@ struct FrontEndReader {
     /// target), for the record of one refused before it was followed; nil when it named none or
     /// the name is refused (IDNA).
     static func asked(_ head: HTTPRequestHead) -> OriginalDestination? {
-        switch head.requestTarget {
-        case .authority(let hostPort) where head.isConnect:
+        asked(head.requestTarget, connect: head.isConnect)
+    }
+
+    /// Where a proxy request tv could not read asked to go, from its request line when that
+    /// line reads (`MalformedRequestLine`, `HTTPRequestHeadParser.requestTarget`): the refused
+    /// request's flow keeps its destination (a trial's 400 rows for a bad header had none).
+    static func asked(salvaging bytes: UnsafeRawBufferPointer) -> OriginalDestination? {
+        guard let line = MalformedRequestLine(bytes),
+              let target = try? HTTPRequestHeadParser.requestTarget(line.target, method: line.method) else { return nil }
+        return asked(target, connect: line.method == "CONNECT")
+    }
+
+    private static func asked(_ target: HTTPRequestTarget, connect: Bool) -> OriginalDestination? {
+        switch target {
+        case .authority(let hostPort) where connect:
             guard let host = try? IDNA.asciiHost(hostPort.host) else { return nil }
             return OriginalDestination(host: host, port: hostPort.port, origin: .connect)
         case .absolute(let scheme, let named, _) where scheme == "http":
