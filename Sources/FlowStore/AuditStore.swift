@@ -390,7 +390,11 @@ public struct AuditStore: Sendable {
     }
 
     /// Deletes session `id` and its markers, and clears its flows' tag: the flows stay in the
-    /// history but are no longer evidence, so retention may take them.
+    /// history but are no longer evidence, so retention may take them. Their requests' queries
+    /// expire with content again: the expiry's sweep goes back to the earliest of them
+    /// (`StoredExchanges.revisitQueries`), since it had gone past them while they were spared
+    /// (an audit trial's `?k=SECRET` stayed in its row after the session was deleted and its
+    /// content had expired).
     /// - Throws: `AuditError.noSession`, `.deleteLive`; `FlowStoreError`.
     public func delete(session id: Int64) throws -> AuditDeletion {
         try connection.withDatabase { database in
@@ -400,6 +404,9 @@ public struct AuditStore: Sendable {
                 guard try select.step() else { throw AuditError.noSession(id) }
                 let session = AuditStore.session(select)
                 guard !session.isLive else { throw AuditError.deleteLive(id) }
+                if case let .integer(earliest) = try database.scalar("SELECT min(start_time) FROM flows WHERE audit_session_id = \(id)") {
+                    try StoredExchanges.revisitQueries(from: earliest, database: database)
+                }
                 try database.execute("DELETE FROM audit_markers WHERE session_id = \(id)")
                 let markers = database.changes
                 try database.execute("UPDATE flows SET audit_session_id = NULL WHERE audit_session_id = \(id)")

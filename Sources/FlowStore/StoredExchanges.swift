@@ -282,6 +282,18 @@ extension StoredExchanges {
         return QueryRemoval(removed: removed, reachedCutoff: end == cutoff)
     }
 
+    /// Makes the next `removeExpiredQueries` read again from `time` (µs since the epoch) when it
+    /// had gone past it, inside the caller's transaction: flows it spared (audit evidence) are
+    /// no longer spared. Rows whose query is gone already are read and left as they are.
+    /// - Throws: `FlowStoreError`.
+    static func revisitQueries(from time: Int64, database: SQLiteDatabase) throws {
+        let lower = try database.prepare("""
+            UPDATE settings SET value = ? WHERE key = ? AND CAST(value AS INTEGER) > ?
+            """)
+        try lower.bind([.text(String(time)), .text(queriesRemovedBeforeKey), .integer(time)])
+        _ = try lower.step()
+    }
+
     /// Where a slice of the stretch `since..<cutoff` ends so that it reads about `exchanges`
     /// packed exchanges: just past the latest request of the run (in the order of their latest
     /// requests) at which the count reaches it, or `cutoff` when the stretch holds fewer. Always

@@ -95,6 +95,47 @@ import Testing
         }
     }
 
+    /// An audit trial: a session's request kept `?k=EVIDENCE-SECRET` while it was evidence, the
+    /// expiry's sweep went past it, and after `tv audit delete` nothing went back for it.
+    @Test("a deleted audit session's requests lose their queries at the next expiry sweep; the other session's stay spared")
+    func deletedSessionIsRevisited() throws {
+        try withStore { store, folder in
+            _ = try store.audit.newProject(name: "p", note: "", now: 1)
+            let session = try store.audit.start(project: "p", note: "", settings: "{}", now: 500)
+            let writer = try store.makeWriter()
+            let evidence = writer.open(sampleFlow(start: 1_000))
+            writer.flush()
+            _ = try store.audit.stop(now: 1_500)
+            let kept = try store.audit.start(project: "p", note: "", settings: "{}", now: 1_600)
+            let other = writer.open(sampleFlow(start: 2_000))
+            writer.flush()
+            _ = try store.audit.stop(now: 2_500)
+            let plain = writer.open(sampleFlow(start: 3_000))
+            writer.pauseForTesting()
+            writer.enqueue(.exchange(exchange(flow: evidence.id, sequence: 1, path: "/api?k=EVIDENCE", at: 1_000, done: true)))
+            writer.enqueue(.exchange(exchange(flow: other.id, sequence: 1, path: "/api?k=OTHER", at: 2_000, done: true)))
+            writer.enqueue(.exchange(exchange(flow: plain.id, sequence: 1, path: "/api?k=PLAIN", at: 3_000, done: true)))
+            writer.resumeForTesting()
+            writer.flush()
+            writer.close()
+            let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
+            defer { database.close() }
+            let spared = try store.audit.evidence().flows
+            #expect(spared == [evidence.id, other.id])
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 9_000, sparing: spared, database: database) }.removed == 1)
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 9_000, sparing: spared, database: database) }.removed == 0)
+
+            #expect(try store.audit.delete(session: session.id).flowsReleased == 1)
+            let now = try store.audit.evidence().flows
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 9_000, sparing: now, database: database) }
+                == .init(removed: 1, reachedCutoff: true))
+            #expect(try store.exchanges(ofFlow: evidence.id).exchanges.map(\.path) == ["/api"])
+            #expect(try store.exchanges(ofFlow: other.id).exchanges.map(\.path) == ["/api?k=OTHER"])
+            #expect(try store.exchanges(ofFlow: plain.id).exchanges.map(\.path) == ["/api"])
+            _ = kept
+        }
+    }
+
     @Test("a budget takes the stretch a slice at a time, each ending past the run that filled it, until the cutoff")
     func slices() throws {
         try withStore { store, folder in
