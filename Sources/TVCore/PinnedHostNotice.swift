@@ -19,7 +19,7 @@ public enum PinnedHostNotice {
             return "\(key.client) lacks tv's root for \(key.target): its connections there pass through unread from now on; "
                 + "\(ConnectionFailure.rootAdvice), then `tv pinned forget \(key.host)`."
         case .pinned:
-            return "\(key.client) pins its certificate for \(key.target): its connections there pass through unread from now on "
+            return "\(key.client) pins its certificate for \(key.target), or checks it only after the handshake and lacks tv's root (curl built with GnuTLS does): its connections there pass through unread from now on "
                 + "(\(reason)). `tv pinned forget \(key.host)` tries inspecting again."
         }
     }

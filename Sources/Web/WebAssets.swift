@@ -597,7 +597,7 @@ function drawDashboard(top) {
     parts.push(h("h2", {}, sessions.length > 1 ? `All ${sessions.length} sessions` : "This session"),
       h("div", { class: "tiles" }, totals.map(([k, v]) => h("div", { class: "tile" }, h("div", { class: "figure" }, v), h("div", { class: "label" }, k)))));
     parts.push(h("h2", {}, "Top talkers by host (closed connections)"), talkers(top.talkers || [], "host"));
-    parts.push(h("h2", {}, "Top talkers by program (this session's connections, open ones too)"), talkers(top.programs || [], "program"));
+    parts.push(h("h2", {}, "Top talkers by program (all flows since this session began, tv exec's too; open ones too)"), talkers(top.programs || [], "program"));
   }
   screen("Dashboard", ...parts);
 }

@@ -125,7 +125,7 @@ struct AuditSpanRunTests {
         #expect(har.out == "['index.html', 'index.html?kept']\n", "\(har.out) \(har.err)")
         let shown = try box.tv("audit", "show", "1")
         #expect(shown.status == 0 && shown.out.contains("inspection=on"), "\(shown)")
-        #expect(shown.out.contains(" began recording into this audit session: inspection=off listen=127.0.0.1:") && shown.out.contains("(the settings above are the first tv session's)"), "\(shown)")
+        #expect(shown.out.contains(" began recording into this audit session: inspection=off listen=127.0.0.1:") && shown.out.contains("(the audit session's settings, as `tv audit show` lists them, are the first tv session's)"), "\(shown)")
         // One marker: the first run adopted the empty settings, the second said its own.
         #expect(shown.out.components(separatedBy: "began recording into this audit session").count == 2, "\(shown)")
     }

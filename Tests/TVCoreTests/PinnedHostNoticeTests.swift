@@ -18,7 +18,7 @@ import Testing
                 + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore), "
                 + "then `tv pinned forget api.example.com`.")
         #expect(PinnedHostNotice.sentence(key: key, kind: .pinned, reason: "R")
-                == "127.0.0.1 (hello aaaaaaaaaaaa) pins its certificate for api.example.com:443: its connections there pass through unread from now on (R). "
+                == "127.0.0.1 (hello aaaaaaaaaaaa) pins its certificate for api.example.com:443, or checks it only after the handshake and lacks tv's root (curl built with GnuTLS does): its connections there pass through unread from now on (R). "
                 + "`tv pinned forget api.example.com` tries inspecting again.")
     }
 

@@ -357,9 +357,9 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .remembered(.lacksRoot):
                 return "passed through unread: this client lacked tv's root for \(key.target) before; give it the root, then `tv pinned forget \(key.host)`"
             case .remembered(.pinned):
-                return "passed through unread: this client pins its certificate for \(key.target) (`tv pinned forget \(key.host)` tries inspecting again)"
+                return "passed through unread: this client pins its certificate for \(key.target), or checks it only after the handshake and lacks tv's root (curl built with GnuTLS does) (`tv pinned forget \(key.host)` tries inspecting again)"
             case .retry:
-                return "passed through unread: this client broke off tv's handshake with \(key.target), or closed right after it, and came back, so it pins its certificate; remembered (`tv pinned forget \(key.host)` tries inspecting again)"
+                return "passed through unread: this client broke off tv's handshake with \(key.target), or closed right after it, and came back, so it pins its certificate, or checks it only after the handshake and lacks tv's root (curl built with GnuTLS does); remembered (`tv pinned forget \(key.host)` tries inspecting again)"
             case .hostWide:
                 return "passed through unread: an older tv remembered \(key.host) as pinned for every client (`tv pinned forget \(key.host)` tries inspecting again)"
             }

@@ -59,7 +59,7 @@ public enum AuditPresentation {
     public static func runJoined(_ values: [String: String]) -> String {
         let said = values.filter { $0.key != "caSHA256" && $0.key != "modeLabel" && $0.key != "pid" }.sorted { $0.key < $1.key }
             .map { "\($0.key)=\(TerminalText.line($0.value))" }.joined(separator: " ")
-        return "tv: the tv session of pid \(TerminalText.line(values["pid"] ?? "?")) began recording into this audit session: \(said) (the settings above are the first tv session's)"
+        return "tv: the tv session of pid \(TerminalText.line(values["pid"] ?? "?")) began recording into this audit session: \(said) (the audit session's settings, as `tv audit show` lists them, are the first tv session's)"
     }
 
     public static func rootChanged(_ sha256: String) -> String {
