@@ -17,7 +17,7 @@ import TVHome
 public enum HARRowEntry {
     /// Why an entry is written from its row.
     public enum Source: Sendable, Equatable {
-        /// The flow's content was not kept.
+        /// No content is kept for the flow: never kept, or deleted since (`tv content delete`, expiry).
         case contentNotKept
         /// Content was kept, but the flow's recording budget ran out before this request.
         case requestNotKept
@@ -33,7 +33,7 @@ public enum HARRowEntry {
         /// The comment's first part: where the entry comes from and why.
         public var sentence: String {
             switch self {
-            case .contentNotKept: return "from the exchange row: content was not kept, so no headers, cookies or bodies"
+            case .contentNotKept: return "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies"
             case .requestNotKept: return "from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies"
             case .contentUnreadable:
                 return "from the exchange row: the kept content cannot be read (its segment file is gone or cut), so no headers, cookies or bodies"
@@ -97,7 +97,7 @@ public enum HARRowEntry {
     /// rows whose content went with the deleted start of their flow's.
     public static func logNotes(notKept: Int, unreadable: Int = 0, pastBudget: Int, deleted: Int = 0) -> [String] {
         var notes: [String] = []
-        if notKept > 0 { notes.append("\(notKept) from exchange rows alone (content was not kept: no headers, bodies or query strings)") }
+        if notKept > 0 { notes.append("\(notKept) from exchange rows alone (no content kept: no headers, bodies or query strings)") }
         if unreadable > 0 {
             notes.append("\(unreadable) from exchange rows alone (the kept content cannot be read: its segment file is gone or cut)")
         }

@@ -46,8 +46,8 @@ struct OutputDashCLITests {
             // No response: the 1 ms from the request to the exchange's end was spent waiting for one.
             #expect(entry["timings"] as? NSDictionary == ["send": 0, "wait": 1, "receive": 0] as NSDictionary)
             #expect(entry["time"] as? Double == 1)
-            #expect(entry["comment"] as? String == "from the exchange row: content was not kept, so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP); no response was read")
-            #expect(log["comment"] as? String == "1 entry from 1 flow; 1 from exchange rows alone (content was not kept: no headers, bodies or query strings)")
+            #expect(entry["comment"] as? String == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP); no response was read")
+            #expect(log["comment"] as? String == "1 entry from 1 flow; 1 from exchange rows alone (no content kept: no headers, bodies or query strings)")
             // Flows 1–3 still come from their kept content, beside flow 7's row.
             let all = try s.tv("export", "har", "1-7", "-o", "all.har")
             #expect(all.out == "Wrote 5 HAR entries from 4 flows to all.har; 1 is from exchange rows alone (no content was kept: no headers, bodies or query strings); the rest hold the kept bodies, so share it with care.\n", "\(all)")

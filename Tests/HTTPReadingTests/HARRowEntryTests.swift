@@ -27,9 +27,9 @@ import Testing
         "response":{"status":404,"statusText":"Not Found","httpVersion":"HTTP/1.1","cookies":[],"headers":[],\
         "content":{"size":153,"mimeType":"text/html"},"redirectURL":"","headersSize":-1,"bodySize":153},\
         "cache":{},"timings":{"send":0.0,"wait":12.5,"receive":0.25},"serverIPAddress":"192.0.2.1","connection":"7",\
-        "comment":"from the exchange row: content was not kept, so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path",\
+        "comment":"from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path",\
         "_tv":{"request":41,"state":"complete"}}],\
-        "comment":"1 entry from 1 flow; 1 from exchange rows alone (content was not kept: no headers, bodies or query strings)"}}
+        "comment":"1 entry from 1 flow; 1 from exchange rows alone (no content kept: no headers, bodies or query strings)"}}
         """)
         #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil)
     }
@@ -44,7 +44,7 @@ import Testing
         "request":{"method":"POST","url":"https://a.test:8443/upload","httpVersion":"HTTP/2.0","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":100},\
         "response":{"status":0,"statusText":"","httpVersion":"","cookies":[],"headers":[],"content":{"size":0,"mimeType":""},"redirectURL":"","headersSize":-1,"bodySize":-1},\
         "cache":{},"timings":{"send":0.0,"wait":0.0,"receive":0.0},"serverIPAddress":"192.0.2.1","connection":"7",\
-        "comment":"from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 3; still open when exported; no response was read",\
+        "comment":"from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; HTTP/2 stream 3; still open when exported; no response was read",\
         "_tv":{"request":9,"state":"open"}}
         """)
     }
@@ -87,18 +87,18 @@ import Testing
     @Test func theCommentNamesStateUpgradeAndCoding() {
         var row = ExchangeRecord(flowID: 5, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", path: "/ws", status: 101,
                                  requestTime: 0, upgrade: true, state: .complete)
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; switched protocols")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; switched protocols")
         row.upgrade = false
         row.status = 502
         row.state = .answered
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; answered by tv in the server's place (`tv flow 5` says why)")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; answered by tv in the server's place (`tv flow 5` says why)")
         row.state = .incomplete
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
         row.contentEncoding = "gzip"
         row.responseBodyBytes = 40
         #expect(HARRowEntry.response(row, version: "HTTP/1.1").serialized().contains(
             #""content":{"size":-1,"mimeType":"","comment":"the decoded size is not known (size -1): the row counts the body as sent, 40 bytes still gzip-coded (bodySize); only kept content is decoded"}"#))
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP); the response body was gzip-coded and its decoded size is not known, so content.size is -1")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP); the response body was gzip-coded and its decoded size is not known, so content.size is -1")
     }
 
     /// HAR 1.2's `content.size` is the decoded length; a row counts a content-coded body as sent
@@ -116,12 +116,12 @@ import Testing
         "content":{"size":-1,"mimeType":"application/json","comment":"the decoded size is not known (size -1): the row counts the body as sent, 4150 bytes still br-coded (bodySize); only kept content is decoded"},\
         "redirectURL":"","headersSize":-1,"bodySize":4150}
         """)
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 37; the response body was br-coded and its decoded size is not known, so content.size is -1")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; HTTP/2 stream 37; the response body was br-coded and its decoded size is not known, so content.size is -1")
         // `identity` is no coding (RFC 9110 §8.4.1): the count is the decoded length.
         row.contentEncoding = "Identity"
         #expect(HARRowEntry.decodedSize(row) == 4_150)
         #expect(HARRowEntry.response(row, version: "HTTP/2.0").serialized().contains(#""content":{"size":4150,"mimeType":"application/json"},"#))
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 37")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; HTTP/2 stream 37")
         // A coded response without a body (a HEAD's, a 304's) decodes to nothing.
         row.contentEncoding = "gzip"
         row.responseBodyBytes = 0

@@ -106,7 +106,7 @@ struct HARRowsRunTests {
         #expect(!text.contains(Self.secretQuery) && !text.contains(Self.secretHeader) && !text.contains("token="), "\(text)")
         // No headers anywhere, send 0 (HAR 1.2 allows no -1 there), wait measured; the comment says why, and where the query went.
         #expect(found.allSatisfy { $0.headers == 0 && $0.send == "0" && $0.wait == "wait" }, "\(found)")
-        #expect(found.allSatisfy { $0.comment.hasPrefix("from the exchange row: content was not kept, so no headers, cookies or bodies") })
+        #expect(found.allSatisfy { $0.comment.hasPrefix("from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies") })
         let queried = found.filter { $0.comment.contains("the query string was not kept, so the URL ends at the path") }
         #expect(queried.map(\.entry.path).sorted() == ["/index.html", "/index.html", "/missing"])
         #expect(found.filter { $0.comment.contains("HTTP/2 stream") }.count == 2)
