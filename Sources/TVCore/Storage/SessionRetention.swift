@@ -13,9 +13,13 @@ import TVHome
 /// never waits on it). A pass that deleted nothing says nothing; one that deleted something
 /// says what, through `say`.
 ///
-/// `@unchecked Sendable`: its stored properties are constants; `timer` is a DispatchSource,
-/// whose schedule/resume/cancel are thread-safe, and every pass runs on `queue` (serial), so the
-/// `StorageManager` (not Sendable) is only ever touched from that queue.
+/// What automatic passes (periodic, after a capture's rotation) delete is said at most every 10 s
+/// (`RetentionAnnouncement`); a pass for a limit the user saved says its own at once.
+///
+/// `@unchecked Sendable`: its stored properties are constants but `pacing` and `flushScheduled`;
+/// `timer` is a DispatchSource, whose schedule/resume/cancel are thread-safe, and every pass
+/// runs on `queue` (serial), so the `StorageManager` (not Sendable) and the two variables are
+/// only ever touched from that queue.
 public final class SessionRetention: @unchecked Sendable {
     /// The interval between periodic passes: ten minutes.
     public static let defaultInterval: Double = 600
@@ -29,6 +33,10 @@ public final class SessionRetention: @unchecked Sendable {
     /// content writer's sweeps (nil: nowhere).
     private let carried: CarriedEvidence?
     private let timer: DispatchSourceTimer
+    /// When automatic passes' deletions are said (touched on `queue` only).
+    private var pacing = RetentionAnnouncement()
+    /// A flush of what `pacing` holds is queued (touched on `queue` only).
+    private var flushScheduled = false
 
     /// The capture file being recorded is found as every pass finds it: the one its writer holds
     /// locked (`CaptureFolder.isRecording`).
@@ -44,7 +52,7 @@ public final class SessionRetention: @unchecked Sendable {
         self.announces = announces
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [self] in _ = self.pass() }
+        timer.setEventHandler { [self] in _ = self.pass(paced: true) }
     }
 
     /// Runs the pass at start, then starts the periodic ones. `afterFirstPass` runs on the pass
@@ -58,8 +66,9 @@ public final class SessionRetention: @unchecked Sendable {
     }
 
     /// A limit was saved: a pass now (after any pass already running).
+    /// Also after a capture file's rotation: what it deletes is said at most every 10 s.
     public func limitsChanged() {
-        queue.async { [self] in _ = self.pass() }
+        queue.async { [self] in _ = self.pass(paced: true) }
     }
 
     /// How long `setting-saved` waits for a limit's pass before it answers (s): below the control
@@ -94,18 +103,36 @@ public final class SessionRetention: @unchecked Sendable {
     /// Waits for a pass in progress, then stops the periodic ones.
     public func stop() {
         timer.cancel()
-        queue.sync {}
+        queue.sync { self.sayHeld() }
     }
 
     /// One more pass, waited for: at the end of a session whose captures grew since its last
     /// (the folder stayed over its limit until the next session: a trial). After `stop()`.
     public func finalPass() {
-        queue.sync { _ = self.pass() }
+        queue.sync {
+            _ = self.pass()
+            self.sayHeld()
+        }
+    }
+
+    /// Says what `pacing` holds, whatever the time (on `queue`).
+    private func sayHeld() {
+        guard announces, let held = pacing.flush() else { return }
+        for line in StoragePresentation.report(held, automatic: true) { say(line) }
+    }
+
+    /// Says what `pacing` holds once its gap has passed (on `queue`).
+    private func sayDue() {
+        flushScheduled = false
+        guard let due = pacing.due(atNanos: DispatchTime.now().uptimeNanoseconds) else { return }
+        for line in StoragePresentation.report(due, automatic: true) { say(line) }
     }
 
     /// One automatic pass: silent when nothing went; failures said once each time.
-    /// - Returns: the sentences it said.
-    private func pass() -> [String] {
+    /// - Parameter paced: what it deleted is said as `pacing` allows (else at once, with
+    ///   anything held).
+    /// - Returns: the sentences of what this pass deleted (said now or later).
+    private func pass(paced: Bool = false) -> [String] {
         var lines: [String]
         var failed = false
         do {
@@ -117,6 +144,20 @@ public final class SessionRetention: @unchecked Sendable {
             carried?.update(evidence)
             let report = try manager.applyLimits(limits, evidence: evidence, recording: nil, now: now)
             lines = StoragePresentation.report(report, automatic: true)
+            if paced && announces {
+                switch pacing.passed(report, atNanos: DispatchTime.now().uptimeNanoseconds) {
+                case .say(let total):
+                    for line in StoragePresentation.report(total, automatic: true) { say(line) }
+                case .hold(let until):
+                    if !flushScheduled {
+                        flushScheduled = true
+                        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: until)) { [self] in self.sayDue() }
+                    }
+                case .nothing:
+                    break
+                }
+                return lines
+            }
         } catch let error as UserFacingError {
             lines = ["Retention did not run: " + error.message]
             failed = true
@@ -124,7 +165,10 @@ public final class SessionRetention: @unchecked Sendable {
             lines = ["Retention did not run: \(error)"]
             failed = true
         }
-        if announces || failed { for line in lines { say(line) } }
+        if announces || failed {
+            if let held = pacing.flush(), !failed { for line in StoragePresentation.report(held, automatic: true) { say(line) } }
+            for line in lines { say(line) }
+        }
         return lines
     }
 }
