@@ -70,15 +70,21 @@ public enum HTTPReader {
         return frames > 0 && (frames == 4 || at >= bytes.count)
     }
 
-    /// `METHOD SP` (a token of letters) and, when the line is complete, ` HTTP/1.x` at its end.
+    /// `METHOD SP` (a token: RFC 9110 §9.1, §5.6.2, any case, as the live reader takes it) and,
+    /// when the line is complete, ` HTTP/1.x` at its end; empty lines before it are skipped
+    /// (RFC 9112 §2.2). A request the proxy forwarded and recorded with a leading CRLF or a
+    /// lower-case method read "another protocol" here, its headers and bodies shown nowhere (a
+    /// hostile-input trial).
     static func looksLikeRequestLine(_ bytes: [UInt8]) -> Bool {
-        guard let space = bytes.prefix(32).firstIndex(of: 0x20), space > 0,
-              bytes[..<space].allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x2D || $0 == 0x5F }) else { return false }
-        guard let lf = bytes.firstIndex(of: 0x0A) else { return true }
+        let start = bytes.prefix(64).firstIndex { $0 != 0x0D && $0 != 0x0A } ?? bytes.count
+        let line = bytes[start...]
+        guard let space = line.prefix(32).firstIndex(of: 0x20), space > start,
+              line[..<space].allSatisfy(HTTPToken.isTokenByte) else { return false }
+        guard let lf = line.firstIndex(of: 0x0A) else { return true }
         var end = lf
-        if end > 0 && bytes[end - 1] == 0x0D { end -= 1 }
-        let line = String(decoding: bytes[..<end], as: UTF8.self)
-        return line.split(separator: " ").last?.hasPrefix("HTTP/1.") == true
+        if end > start && line[end - 1] == 0x0D { end -= 1 }
+        let text = String(decoding: line[..<end], as: UTF8.self)
+        return text.split(separator: " ").last?.hasPrefix("HTTP/1.") == true
     }
 
     /// The first bytes for a sentence: quoted text when printable, else hex.

@@ -1,9 +1,9 @@
 /// Byte classes and comparisons of HTTP syntax (RFC 9110 §5.6.2).
-enum HTTPToken {
+public enum HTTPToken {
     /// Whether `byte` is a `tchar`: `!#$%&'*+-.^_`|~`, DIGIT or ALPHA. One shift and mask of a
     /// 128-bit set (bytes 0–63, then 64–127), as the head scanners test every name byte.
     @inline(__always)
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
         byte < 64 ? (tokenBitsLow >> UInt64(byte)) & 1 != 0
             : byte < 128 && (tokenBitsHigh >> UInt64(byte &- 64)) & 1 != 0
     }

@@ -143,6 +143,25 @@ import Testing
             reason: "Reading stops here: turn 3 lost bytes while recording (the recording queue was full).")])
     }
 
+    /// A hostile-input trial: the proxy forwarded and recorded these requests, and `tv request`
+    /// read their turns as "another protocol".
+    @Test("empty lines before the request line (RFC 9112 §2.2) and a method in lower case are read as the live reader reads them")
+    func leadingEmptyLinesAndLowerCaseMethods() throws {
+        let ok = b("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        for (request, line) in [("\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n", "GET /a HTTP/1.1"),
+                                ("\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n", "GET /b HTTP/1.1"),
+                                ("get /c HTTP/1.1\r\nHost: x\r\n\r\n", "get /c HTTP/1.1")] {
+            let c = try #require(conversation(turns([(up, b(request)), (down, ok)])), "\(request)")
+            #expect(c.exchanges.count == 1, "\(request)")
+            #expect(c.exchanges.first?.request?.startLine == line, "\(request)")
+            #expect(c.exchanges.first?.response?.startLine == "HTTP/1.1 200 OK", "\(request)")
+        }
+        #expect(HTTPReader.looksLikeRequestLine(b("M-SEARCH * HTTP/1.1\r\n")))
+        #expect(!HTTPReader.looksLikeRequestLine(b("G\u{1}T / HTTP/1.1\r\n")))
+        #expect(!HTTPReader.looksLikeRequestLine(b("\r\n\r\n")))
+        #expect(!HTTPReader.looksLikeRequestLine(b(" GET / HTTP/1.1\r\n")))
+    }
+
     @Test func otherProtocolsAreNotHTTP() {
         #expect(HTTPReader.read([]) == .notHTTP(reason: "Nothing was kept of this flow, so there is nothing to read as HTTP."))
         #expect(HTTPReader.read(turns([(down, b("SSH-2.0-OpenSSH_9.2\r\n")), (up, b("SSH-2.0-x\r\n"))]))
