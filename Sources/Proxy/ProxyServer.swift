@@ -280,11 +280,12 @@ public final class ProxyServer: Sendable {
     ///   its captured packets and its flow row share it; from `allocateFlowID`); nil: a new one.
     /// - Parameter flowAnnounced: the front end already reported that flow opened to the sink (a
     ///   slow connect, reported while the program waited): the connection reports it updated.
-    /// Returns false (and closes both) when the server is not running or the cap is reached (the
-    /// per-address limit does not apply: the TUN's clients are this host's own programs).
+    /// - Returns: nil when adopted; else why not (and both are closed): the server is not running,
+    ///   or the cap is reached (the per-address limit does not apply: the TUN's clients are this
+    ///   host's own programs).
     @discardableResult
     public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil,
-                      clientIsNonBlocking: Bool = false, flowID: UInt64? = nil, flowAnnounced: Bool = false) -> Bool {
+                      clientIsNonBlocking: Bool = false, flowID: UInt64? = nil, flowAnnounced: Bool = false) -> AdoptionRefusal? {
         guard let (running, index) = state.withLock({ s -> (Running, Int)? in
             guard let r = s.running else { return nil }
             s.nextLoop &+= 1
@@ -292,7 +293,7 @@ public final class ProxyServer: Sendable {
         }) else {
             close(fd)
             if let upstreamFD { close(upstreamFD) }
-            return false
+            return .stopping
         }
         let shared = running.shared
         // The loops only do non-blocking I/O.
@@ -301,7 +302,7 @@ public final class ProxyServer: Sendable {
         guard case .admitted = shared.admit(nil, now: EngineClock.monotonicNanos()) else {
             Socket.reset(fd)
             if let upstreamFD { Socket.reset(upstreamFD) }
-            return false
+            return .atConnectionCap(shared.connectionCap)
         }
         running.inboxes[index].post { loop in
             loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
@@ -310,7 +311,22 @@ public final class ProxyServer: Sendable {
             connection.preconnectedUpstream = upstreamFD
             connection.start()
         }
-        return true
+        return nil
+    }
+
+    /// Whether a front end that hands connections over (the TUN's) may start one more, with
+    /// `starting` of its own under way and not yet adopted (`AdoptionRefusal.deciding`): nil when
+    /// it may.
+    public func refusal(starting: Int) -> AdoptionRefusal? {
+        let shared = state.withLock { $0.running?.shared }
+        return AdoptionRefusal.deciding(running: shared != nil, open: shared?.openConnections.load(ordering: .relaxed) ?? 0,
+                                        starting: starting, cap: shared?.connectionCap ?? 0)
+    }
+
+    /// A front end dropped a program's SYN because `refusal` said the cap was reached: said as
+    /// the cap's other refusals are, at most once a minute (`ProxyNotice.synsDroppedAtCap`).
+    public func synDroppedAtCap() {
+        state.withLock { $0.running?.shared }?.synDroppedAtCap(now: EngineClock.monotonicNanos())
     }
 
     // MARK: helpers

@@ -28,6 +28,11 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         // read as a part of none (a trial).
         var tcpNotes: [String] = []
         if n("tcpAcceptRefused") > 0 { tcpNotes.append("\(count(n("tcpAcceptRefused"))) not accepted") }
+        // Connected upstream, then refused by the proxy: said by why (a trial read "15 not
+        // accepted" of connections tv had connected and reset at its cap, and could not tell
+        // the cap from a stop).
+        if n("tcpNotAdoptedAtCap") > 0 { tcpNotes.append("\(count(n("tcpNotAdoptedAtCap"))) reset at tv's connection cap") }
+        if n("tcpNotAdoptedStopping") > 0 { tcpNotes.append("\(count(n("tcpNotAdoptedStopping"))) reset as tv was stopping") }
         if n("tcpResetsSent") > 0 { tcpNotes.append(plural(n("tcpResetsSent"), "reset sent", "resets sent")) }
         if !tcpNotes.isEmpty { tcp += " (" + tcpNotes.joined(separator: ", ") + ")" }
         if n("tcpConnectFailed") > 0 { tcp += " and \(count(n("tcpConnectFailed"))) more that failed upstream (refused or unanswered)" }
@@ -84,6 +89,10 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         case "linkControl": return "the kernel's own ICMPv6 (neighbour discovery, multicast listener reports)"
         case "synRetransmit": return "SYN retransmit"
         case "tunnelNetwork": return "to tv's own TUN network (a connection there would come back into the TUN: refused)"
+        // SYNs, not connections: a program's kernel sends its SYN again after each drop.
+        case "connectionCap":
+            return "SYNs at tv's connection cap (nothing connected; dropped as a full listen queue drops them, so the programs' kernels sent them again)"
+        case "proxyStopping": return "SYNs while tv was stopping (reset)"
         default:
             var out = ""
             for character in reason {

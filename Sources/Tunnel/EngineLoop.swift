@@ -14,47 +14,6 @@ import FlowTerms
 /// a `Listener` per family, a `PendingConnect` per upstream connect under way, a `UDPFlow` per
 /// UDP association.
 final class EngineLoop: LoopHandler {
-    /// An upstream connect under way (connect-first): the app's SYN waits here for its outcome.
-    final class PendingConnect: LoopHandler {
-        private unowned let engine: EngineLoop
-        let fd: Int32
-        let entry: TCPNATTable.Entry
-        var syn: [UInt8]
-        /// The SYN's virtio-net header (its checksum may be partial), written back with it.
-        var synHeader: VirtioNetHeader
-        let deadline: UInt64
-        let startMicros: Int64
-        /// This connect's token on the loop (registered by `EngineLoop.startConnect`).
-        var token: UInt64 = 0
-        /// Its flow was reported opened while it connected (`EngineLoop.announceSlowConnects`).
-        var announced = false
-
-        init(engine: EngineLoop, fd: Int32, entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader,
-             deadline: UInt64, startMicros: Int64) {
-            self.engine = engine
-            self.fd = fd
-            self.entry = entry
-            self.syn = syn
-            self.synHeader = synHeader
-            self.deadline = deadline
-            self.startMicros = startMicros
-        }
-
-        func loopEvent(side: Int, events: UInt32) {
-            engine.syncClock()
-            engine.connectFinished(entry.id, bits: events)
-        }
-    }
-
-    struct ReadyUpstream {
-        let fd: Int32
-        let deadline: UInt64
-        /// When the connect started (µs since the epoch): the flow's start.
-        let startMicros: Int64
-        /// Its flow was reported opened while it connected.
-        let announced: Bool
-    }
-
     let configuration: TunnelEngineConfiguration
     let plan: TunnelAddressPlan
     let tunFD: Int32
@@ -325,25 +284,8 @@ final class EngineLoop: LoopHandler {
     private func housekeeping() {
         let wall = EngineClock.wallMicros()
         if !recentlyUnsent.isEmpty { recentlyUnsent = recentlyUnsent.filter { $0.value.until > now } }
-        for (id, pending) in pendingConnects where pending.deadline <= now {
-            loop.unregister(pending.token)
-            close(pending.fd)
-            pendingConnects[id] = nil
-            connectFailed(pending.entry, .noAnswer(seconds: Int(configuration.connectTimeout)), startMicros: pending.startMicros,
-                          announced: pending.announced, syn: pending.syn)
-        }
+        expireConnects()
         announceSlowConnects()
-        for (id, ready) in readyUpstreams where ready.deadline <= now {
-            // `programLeft` closes the socket itself (closing it here too could close a descriptor a
-            // loop thread was given in between).
-            if let entry = nat.entry(id) {
-                programLeft(entry, reset: false)
-            } else {
-                close(ready.fd)
-                readyUpstreams[id] = nil
-            }
-            nat.remove(id, now: now)
-        }
         for entry in nat.expire(now: now) { programLeft(entry, reset: false) }
         let timedOut = reassembler.expire(now: now)
         for _ in 0..<timedOut { counters.drop(.fragmentTimeout) }

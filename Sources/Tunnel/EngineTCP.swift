@@ -113,10 +113,16 @@ extension EngineLoop {
             sendReset(answering: header, from: remote, to: app)
             return
         }
-        switch nat.appSYN(app: app, remote: remote, isn: header.sequenceNumber, now: now) {
+        // Room for one more connection is asked before anything is connected (connect-first):
+        // the proxy's open ones and this engine's own under way count against its cap.
+        let refusal = proxy.refusal(starting: pendingConnects.count + readyUpstreams.count)
+        switch nat.appSYN(app: app, remote: remote, isn: header.sequenceNumber, now: now, room: refusal == nil) {
         case .retransmitWhileConnecting:
-            capture(UnsafeRawBufferPointer(segment), flow: nat.forward(app: app, remote: remote)?.flowID ?? 0, .clientToServer)
+            let entry = nat.forward(app: app, remote: remote)
+            capture(UnsafeRawBufferPointer(segment), flow: entry?.flowID ?? 0, .clientToServer)
             counters.drop(.synRetransmit)
+            // The program still waits: tv's connect goes on (`SYNRetrySchedule`).
+            if let entry { pendingConnects[entry.id]?.retries.resent(at: now) }
         case .forward(let entry):
             capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
             PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: vnet.needsChecksum)
@@ -129,6 +135,20 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(segment), flow: flowID, .clientToServer)
             counters.drop(.synRetransmit)
             sendReset(answering: header, from: remote, to: app, flow: flowID)
+        case .unansweredAgain(let flowID):
+            // The server never answered tv: the program's retransmission goes unanswered too.
+            capture(UnsafeRawBufferPointer(segment), flow: flowID, .clientToServer)
+            counters.drop(.synRetransmit)
+        case .noRoom:
+            capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
+            if case .atConnectionCap = refusal {
+                // Dropped, as an overloaded server drops it (`PacketDrop.connectionCap`).
+                counters.drop(.connectionCap)
+                proxy.synDroppedAtCap()
+            } else {
+                counters.drop(.proxyStopping)
+                sendReset(answering: header, from: remote, to: app)
+            }
         case .connectFirst(var entry, let replaced):
             // The flow id is given here, so the SYN and every later packet carry the one the
             // proxy's flow row gets (`ProxyServer.adopt(flowID:)`).
@@ -169,7 +189,8 @@ extension EngineLoop {
             fd = connected
         }
         let pending = PendingConnect(engine: self, fd: fd, entry: entry, syn: syn, synHeader: synHeader,
-                                     deadline: now + UInt64(max(0.1, configuration.connectTimeout) * 1e9), startMicros: started)
+                                     deadline: configuration.connectTimeout.map { now + UInt64(max(0.1, $0) * 1e9) }, startMicros: started,
+                                     firstSYNAt: now)
         pending.token = loop.register(pending)
         pendingConnects[entry.id] = pending
         // One-shot: after its one event the socket stays in the set, disarmed, until it is closed
@@ -210,16 +231,22 @@ extension EngineLoop {
     }
 
     /// The upstream connect failed or timed out: the app is answered as `FailedConnectAnswer`
-    /// chooses (a refusal, a timeout: `RST|ACK`, seq 0, ack ISN+1, from R:r, so it reports
+    /// chooses (a refusal, tv's own failures: `RST|ACK`, seq 0, ack ISN+1, from R:r, so it reports
     /// "connection refused"; no route, host unreachable, a firewall: ICMP destination unreachable
-    /// from R quoting `syn`, so it reports the error tv's connect got), and a failed flow is
-    /// recorded.
+    /// from R quoting `syn`, so it reports the error tv's connect got; no answer from the server:
+    /// nothing, and its retransmissions nothing either), and a failed flow is recorded.
     /// - Parameter syn: the app's SYN as it sent it (its IP header first), quoted by the ICMP.
     func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool = false,
                        syn: [UInt8]) {
-        nat.fail(entry.id, now: now)
         let v6 = entry.app.address.isIPv6
         var answer = FailedConnectAnswer.choose(why, isIPv6: v6)
+        nat.fail(entry.id, now: now, unanswered: answer == .nothing)
+        counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
+        guard answer != .nothing else {
+            recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: .nothing), startMicros: startMicros,
+                            announced: announced)
+            return
+        }
         var n: Int?
         if case .unreachable(let code, _) = answer {
             ipIdentification &+= 1
@@ -238,7 +265,6 @@ extension EngineLoop {
         }
         capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: entry.flowID, .serverToClient, comment: comment)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
-        counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
         // The flow says what the program saw (ECONNREFUSED, or the ICMP's error) beside tv's own error.
         recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: answer.clientAnswer), startMicros: startMicros,
                         announced: announced)
@@ -289,11 +315,12 @@ extension EngineLoop {
     /// The program left `entry` before its connection reached the proxy (`reset`: it reset it;
     /// else it went silent, or reused the four-tuple): tv's upstream goes the same way at once,
     /// a connect under way cancelled, a completed one reset or closed, and the flow says which
-    /// (`ConnectionFailure.Moment.whileConnecting` / `.afterServerConnected`).
-    func programLeft(_ entry: TCPNATTable.Entry, reset: Bool) {
+    /// (`ConnectionFailure.Moment.whileConnecting` / `.afterServerConnected`; `.stoppedResendingSYN`
+    /// when `stoppedResendingSYN`: all tv saw was that its SYN retransmissions stopped).
+    func programLeft(_ entry: TCPNATTable.Entry, reset: Bool, stoppedResendingSYN: Bool = false) {
         guard let gone = discardUpstream(entry.id, reset: reset) else { return }
-        recordUnadopted(entry, .clientGone(reset: reset, gone.connected ? .afterServerConnected : .whileConnecting),
-                        startMicros: gone.startMicros, announced: gone.announced)
+        let moment: ConnectionFailure.Moment = gone.connected ? .afterServerConnected : stoppedResendingSYN ? .stoppedResendingSYN : .whileConnecting
+        recordUnadopted(entry, .clientGone(reset: reset, moment), startMicros: gone.startMicros, announced: gone.announced)
     }
 
     /// Records the failed flow of a connection that never reached the proxy (its upstream
@@ -354,13 +381,17 @@ extension EngineLoop {
                                               inferredNames: names,
                                               dnsServerAsked: DNSServerAsked(remote: entry.remote, configuration: configuration))
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
-        if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
-                       clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID, flowAnnounced: upstream.announced) {
-            counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
-        } else {
-            counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
+        // Rare since room is asked at the SYN (`connectionRequest`): another front end's connections.
+        if let refusal = proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
+                                     clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID, flowAnnounced: upstream.announced) {
+            switch refusal {
+            case .atConnectionCap: counters.tcpNotAdoptedAtCap.wrappingAdd(1, ordering: .relaxed)
+            case .stopping: counters.tcpNotAdoptedStopping.wrappingAdd(1, ordering: .relaxed)
+            }
             // The proxy reset both sockets; the flow (its id on the captured packets) still ends.
-            recordUnadopted(entry, .notAdopted, startMicros: upstream.startMicros, announced: upstream.announced)
+            recordUnadopted(entry, .notAdopted(refusal), startMicros: upstream.startMicros, announced: upstream.announced)
+        } else {
+            counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
         }
     }
 }

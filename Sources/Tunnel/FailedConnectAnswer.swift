@@ -25,20 +25,34 @@ import Proxy
 /// | ENONET                          | 8 host isolated → ENONET             | 3 → EHOSTUNREACH                 |
 /// | EACCES, EPERM (a firewall)      | 13 administratively prohibited → EHOSTUNREACH | 1 administratively prohibited → EACCES |
 ///
-/// Everything else keeps the reset: a refusal (ECONNREFUSED) is one; no answer within tv's
-/// connect timeout, ETIMEDOUT and tv's own failures (a routing mark, no resolver, no address)
-/// have no ICMP that says them, and a reset ends the program's wait at once.
+/// No answer at all (ETIMEDOUT: tv's kernel sent its SYN retries and heard nothing; or no answer
+/// within a connect timeout of tv's) is answered with nothing, as the network answered tv: the
+/// program's own SYN retries, its own timeout or its kernel's ETIMEDOUT then decide, as they
+/// would without tv. A reset there made every blackholed server (SYNs dropped on the path) read
+/// ECONNREFUSED after tv's 10 s, to a curl given `--connect-timeout 2` (rc 28 without tv) and to
+/// a Python socket given 30 s (socket.timeout without tv): a trial. The program's retransmitted
+/// SYNs are then taken in silence too (`TCPNATTable.SYNDecision.unansweredAgain`), never a new
+/// connect.
+///
+/// Everything else keeps the reset: a refusal (ECONNREFUSED) is one; tv's own failures (a
+/// routing mark, no resolver, no address) have no ICMP that says them, and a reset ends the
+/// program's wait at once.
 public enum FailedConnectAnswer: Equatable, Sendable {
     /// `RST|ACK` answering the SYN: the program sees ECONNREFUSED.
     case reset
     /// ICMP (`isIPv6` false) or ICMPv6 destination unreachable with `code`, quoting the SYN; the
     /// program's connect fails with `programSees`.
     case unreachable(code: UInt8, programSees: Errno)
+    /// Nothing: the server never answered tv, so the program is answered as the network answered
+    /// it (its SYNs go unanswered until its own timeout or its kernel's ETIMEDOUT).
+    case nothing
 
     /// The answer for a connect that failed for `why`, to a program of family `isIPv6`.
     public static func choose(_ why: ConnectionFailure.Unreachable, isIPv6: Bool) -> FailedConnectAnswer {
+        if case .noAnswer = why { return .nothing }
         guard case .connect(let err) = why else { return .reset }
         switch err.code {
+        case ETIMEDOUT: return .nothing
         case ENETUNREACH: return .unreachable(code: 0, programSees: Errno(ENETUNREACH))
         case EHOSTUNREACH: return isIPv6 ? .unreachable(code: 3, programSees: Errno(EHOSTUNREACH)) : .unreachable(code: 1, programSees: Errno(EHOSTUNREACH))
         case EHOSTDOWN: return isIPv6 ? .unreachable(code: 3, programSees: Errno(EHOSTUNREACH)) : .unreachable(code: 7, programSees: Errno(EHOSTDOWN))
@@ -53,6 +67,7 @@ public enum FailedConnectAnswer: Equatable, Sendable {
         switch self {
         case .reset: return .reset
         case .unreachable(_, let seen): return .icmpToConnect(programSaw: seen)
+        case .nothing: return .nothing
         }
     }
 }

@@ -33,9 +33,23 @@ public enum PacketDrop: String, Error, Sendable, Hashable, CaseIterable, CustomS
     case noConnection
     /// The NAT table (or the UDP flow table) is full.
     case tableFull
-    /// A SYN retransmitted while the upstream connect is still going, or just after it failed
-    /// (answered with a reset again: `TCPNATTable.SYNDecision.refusedAgain`).
+    /// A SYN retransmitted while the upstream connect is still going, or after it failed
+    /// (answered with a reset again, `TCPNATTable.SYNDecision.refusedAgain`, or with nothing
+    /// again when the server never answered, `.unansweredAgain`).
     case synRetransmit
+    /// A program's SYN for a new connection while the proxy was at its connection cap (its open
+    /// connections and the engine's own under way: `AdoptionRefusal.atConnectionCap`): nothing is
+    /// connected upstream, and the SYN is dropped, not answered, as Linux drops a SYN when a
+    /// listener's accept queue is full (`tcp_conn_request`, LINUX_MIB_LISTENOVERFLOWS): the
+    /// program's kernel sends it again (1 s later at first) and it gets in once a connection
+    /// has closed, or the program's own timeout decides, as with an overloaded server. A reset
+    /// would fail it at once (ECONNREFUSED, curl rc 7) for what is a moment's lack of room; tv
+    /// used to connect, complete the program's handshake and then reset it (curl rc 56: a
+    /// trial's server saw 20 SYNs, 15 resets and 5 requests).
+    case connectionCap
+    /// A program's SYN for a new connection while the proxy was stopping: answered with a reset
+    /// (nothing will take it).
+    case proxyStopping
     /// A datagram or segment to an address or port the tunnel refuses (multicast, broadcast,
     /// port 0).
     case refusedDestination

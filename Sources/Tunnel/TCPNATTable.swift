@@ -10,11 +10,17 @@ import Wire
 ///   SYN with another ISN is a new connection reusing the four-tuple: the old entry goes;
 /// - a RST either way, or a FIN both ways, closes it; a closed entry lingers `lingerNanos`
 ///   (late ACKs, retransmitted FINs) and its fake endpoint then sits out the pool's quarantine;
-/// - `connecting` entries expire after `synTimeoutNanos`; `open` ones never expire on idleness;
+/// - `connecting` entries expire after `synTimeoutNanos` (a backstop: the engine ends a connect
+///   whose program stopped resending its SYN, `SYNRetrySchedule`); `open` ones never expire on
+///   idleness;
 /// - a failed connect's entry goes at once (`fail`), but its SYN is remembered for
 ///   `failureMemoryNanos`: a retransmission of it (the same ISN) that crossed tv's reset is refused
-///   again, not taken for a new connection;
-/// - At most `capacity` entries exist; beyond it SYNs are refused.
+///   again, not taken for a new connection; a connect the server never answered (`fail(…,
+///   unanswered: true)`, answered with nothing) is remembered `unansweredMemoryNanos`, and its
+///   retransmissions are taken in silence for as long as the program's kernel sends them;
+/// - At most `capacity` entries exist; beyond it SYNs are refused;
+/// - a SYN that would open a connection when the caller has no room for one (`appSYN(room:)`,
+///   the proxy's connection cap) opens none and changes nothing.
 public struct TCPNATTable: Sendable {
     public enum State: Sendable, Equatable {
         case connecting
@@ -52,12 +58,20 @@ public struct TCPNATTable: Sendable {
         case forward(Entry)
         /// No room: the table or the fake pool is full. Answer with a reset.
         case full
+        /// A new connection when the caller said it has no room (`appSYN(room: false)`): nothing
+        /// was made or changed (an entry the SYN's other ISN would replace stays).
+        case noRoom
         /// The same SYN again after its upstream connect failed (`fail`): a retransmission the
         /// program's kernel sent before tv's reset reached it. Answer with a reset again, as part
         /// of the failed flow `flowID`; no new connection. (Without it, a SYN retransmitted ~3 s
         /// into a connect that failed when ARP gave up, at ~3 s, opened a second flow, connected
         /// again for 3 s and was recorded once more: a test's flake.)
         case refusedAgain(flowID: UInt64)
+        /// The same SYN again after its upstream connect got no answer (`fail(…, unanswered:
+        /// true)`): the program's kernel resending it. Answer nothing, as the first time, as part
+        /// of the failed flow `flowID`; no new connection (a new connect per retransmission would
+        /// knock on the server's door again and again, each a new flow).
+        case unansweredAgain(flowID: UInt64)
     }
 
     public let capacity: Int
@@ -65,6 +79,12 @@ public struct TCPNATTable: Sendable {
     public let synTimeoutNanos: UInt64
     /// How long a failed connect's SYN is remembered (`fail`).
     public let failureMemoryNanos: UInt64
+    /// How long the SYN of a connect the server never answered is remembered (`fail(…, unanswered:
+    /// true)`): past the program kernel's last retransmission whenever tv gave up. Linux (6.18,
+    /// tcp_syn_retries 6, tcp_syn_linear_timeouts 4) resends a SYN at 1, 2, 3, 4, 5, 7, 11, 19,
+    /// 35 and 67 s and gives up with ETIMEDOUT at 133 s (measured); older kernels at 1, 3, 7, 15,
+    /// 31, 63 s and 127 s.
+    public let unansweredMemoryNanos: UInt64
     public private(set) var pool4: FakeEndpointPool?
     public private(set) var pool6: FakeEndpointPool?
     private var entries: [UInt64: Entry] = [:]
@@ -79,13 +99,16 @@ public struct TCPNATTable: Sendable {
     /// by an older one's deadline.
     private var failed: [FlowKey: FailedSYN] = [:]
     private var failedQueue = DeadlineQueue()
+    private var unansweredQueue = DeadlineQueue()
     private var failedKeys: [UInt64: FlowKey] = [:]
 
-    /// A failed connect's SYN: its entry's id, the app's ISN, and the flow it was.
+    /// A failed connect's SYN: its entry's id, the app's ISN, the flow it was, and whether the
+    /// server never answered (the program was answered nothing).
     struct FailedSYN: Sendable {
         var id: UInt64
         var isn: UInt32
         var flowID: UInt64
+        var unanswered: Bool
     }
 
     /// The forward key: the app's endpoint and the real destination.
@@ -99,14 +122,17 @@ public struct TCPNATTable: Sendable {
     }
 
     public init(capacity: Int, pool4: FakeEndpointPool?, pool6: FakeEndpointPool?,
-                lingerNanos: UInt64 = 10_000_000_000, synTimeoutNanos: UInt64 = 75_000_000_000,
-                failureMemoryNanos: UInt64 = 10_000_000_000) {
+                lingerNanos: UInt64 = 10_000_000_000, synTimeoutNanos: UInt64 = 180_000_000_000,
+                failureMemoryNanos: UInt64 = 10_000_000_000, unansweredMemoryNanos: UInt64 = 140_000_000_000) {
         self.capacity = capacity
         self.pool4 = pool4
         self.pool6 = pool6
         self.lingerNanos = lingerNanos
+        // Past the kernel's own SYN retries (133 s, `unansweredMemoryNanos`): tv's connect runs
+        // as long as the program's (it was 75 s, under the 10 s connect timeout tv had then).
         self.synTimeoutNanos = synTimeoutNanos
         self.failureMemoryNanos = failureMemoryNanos
+        self.unansweredMemoryNanos = unansweredMemoryNanos
     }
 
     /// Failed connects' SYNs remembered (`fail`).
@@ -131,19 +157,25 @@ public struct TCPNATTable: Sendable {
     }
 
     /// Decides about the app's SYN with initial sequence number `isn`.
-    public mutating func appSYN(app: PacketEndpoint, remote: PacketEndpoint, isn: UInt32, now: UInt64) -> SYNDecision {
+    /// - Parameter room: whether the caller may start another connection (false: the proxy is at
+    ///   its connection cap, or stopping); a SYN that would start one is then `.noRoom`, while
+    ///   those of connections the table knows are decided as ever.
+    public mutating func appSYN(app: PacketEndpoint, remote: PacketEndpoint, isn: UInt32, now: UInt64, room: Bool = true) -> SYNDecision {
         var replaced: Entry?
         let key = FlowKey(app: app, remote: remote)
         if let id = forwardMap[key], let old = entries[id] {
             if old.isn == isn {
                 return old.state == .connecting ? .retransmitWhileConnecting : .forward(old)
             }
+            guard room else { return .noRoom }
             replaced = remove(id, now: now)
         } else if let gone = failed[key] {
             // Remembered until `expire` passes its deadline; another ISN is a new connect.
-            if gone.isn == isn { return .refusedAgain(flowID: gone.flowID) }
+            if gone.isn == isn { return gone.unanswered ? .unansweredAgain(flowID: gone.flowID) : .refusedAgain(flowID: gone.flowID) }
+            guard room else { return .noRoom }
             forgetFailure(key)
         }
+        guard room else { return .noRoom }
         guard entries.count < capacity else { return .full }
         let fake: PacketEndpoint?
         if app.address.isIPv6 { fake = pool6?.allocate(now: now) } else { fake = pool4?.allocate(now: now) }
@@ -202,17 +234,23 @@ public struct TCPNATTable: Sendable {
     }
 
     /// Removes entry `id` whose upstream connect failed, remembering its SYN for
-    /// `failureMemoryNanos` (`SYNDecision.refusedAgain`; at most `capacity` remembered, beyond
-    /// them none). Returns what it removed.
+    /// `failureMemoryNanos` (`SYNDecision.refusedAgain`), or, when the server never answered
+    /// (`unanswered`), for `unansweredMemoryNanos` (`SYNDecision.unansweredAgain`); at most
+    /// `capacity` remembered, beyond them none. Returns what it removed.
     @discardableResult
-    public mutating func fail(_ id: UInt64, now: UInt64) -> Entry? {
+    public mutating func fail(_ id: UInt64, now: UInt64, unanswered: Bool = false) -> Entry? {
         guard let entry = remove(id, now: now) else { return nil }
         let key = FlowKey(app: entry.app, remote: entry.remote)
         if failed[key] != nil { forgetFailure(key) }
         guard failed.count < capacity else { return entry }
-        failed[key] = FailedSYN(id: entry.id, isn: entry.isn, flowID: entry.flowID)
+        failed[key] = FailedSYN(id: entry.id, isn: entry.isn, flowID: entry.flowID, unanswered: unanswered)
         failedKeys[entry.id] = key
-        failedQueue.append(entry.id, now &+ failureMemoryNanos)
+        // One queue per delay keeps each in deadline order.
+        if unanswered {
+            unansweredQueue.append(entry.id, now &+ unansweredMemoryNanos)
+        } else {
+            failedQueue.append(entry.id, now &+ failureMemoryNanos)
+        }
         return entry
     }
 
@@ -235,7 +273,7 @@ public struct TCPNATTable: Sendable {
             }
             if due, let gone = remove(id, now: now) { removed.append(gone) }
         }
-        for id in failedQueue.popDue(now: now) {
+        for id in failedQueue.popDue(now: now) + unansweredQueue.popDue(now: now) {
             if let key = failedKeys[id] { forgetFailure(key) }
         }
         return removed

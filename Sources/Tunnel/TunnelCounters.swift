@@ -26,6 +26,11 @@ public final class TunnelCounters: Sendable {
     /// Accepted connections handed to the proxy, and those refused (no entry, no upstream).
     public let tcpAdopted = Atomic<UInt64>(0)
     public let tcpAcceptRefused = Atomic<UInt64>(0)
+    /// Connections tv had connected upstream that the proxy then refused to adopt, by why
+    /// (`AdoptionRefusal`): its cap, or it was stopping; both sides reset. (Rare: room is asked
+    /// at the program's SYN, and a SYN without it is dropped: `PacketDrop.connectionCap`.)
+    public let tcpNotAdoptedAtCap = Atomic<UInt64>(0)
+    public let tcpNotAdoptedStopping = Atomic<UInt64>(0)
     public let udpFlows = Atomic<UInt64>(0)
     public let udpDatagramsUp = Atomic<UInt64>(0)
     public let udpDatagramsDown = Atomic<UInt64>(0)
@@ -142,6 +147,8 @@ public final class TunnelCounters: Sendable {
             "tcpRedirected": tcpRedirected.load(ordering: .relaxed), "tcpConnectFailed": tcpConnectFailed.load(ordering: .relaxed),
             "tcpResetsSent": tcpResetsSent.load(ordering: .relaxed), "tcpTupleReused": tcpTupleReused.load(ordering: .relaxed),
             "tcpAdopted": tcpAdopted.load(ordering: .relaxed), "tcpAcceptRefused": tcpAcceptRefused.load(ordering: .relaxed),
+            "tcpNotAdoptedAtCap": tcpNotAdoptedAtCap.load(ordering: .relaxed),
+            "tcpNotAdoptedStopping": tcpNotAdoptedStopping.load(ordering: .relaxed),
             "udpFlows": udpFlows.load(ordering: .relaxed), "udpDatagramsUp": udpDatagramsUp.load(ordering: .relaxed),
             "udpDatagramsDown": udpDatagramsDown.load(ordering: .relaxed),
             "udpBytesUp": udpBytesUp.load(ordering: .relaxed), "udpBytesDown": udpBytesDown.load(ordering: .relaxed), "dnsQueries": dnsQueries.load(ordering: .relaxed),

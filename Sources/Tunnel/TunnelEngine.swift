@@ -32,8 +32,13 @@ public struct TunnelEngineConfiguration: Sendable {
     /// Responses the proxy's relays read from DNS over TCP (`ProxyConfiguration.dnsAnswers`, the
     /// same object), whose names the engine learns as it does UDP answers'; nil: none.
     public var tcpDNSAnswers: TCPDNSAnswers?
-    /// Seconds for an upstream TCP connect before the app gets a reset.
-    public var connectTimeout: Double = 10
+    /// Seconds for an upstream TCP connect before tv gives up (the program is then answered
+    /// nothing, as the network answered tv: `FailedConnectAnswer.nothing`); nil, the default:
+    /// none of tv's own. tv's kernel then gives up as the program's does (ETIMEDOUT after its SYN
+    /// retries, 133 s on Linux 6.18 with its defaults), and tv gives up sooner when the program
+    /// stops resending its SYN (`SYNRetrySchedule`), so a server that answers late is reached
+    /// as without tv (it was 10 s, the explicit proxy's: a server answering at 12 s was not).
+    public var connectTimeout: Double?
     /// Seconds without a datagram before a UDP flow is closed.
     public var udpIdleTimeout: Double = 60
     /// Seconds to wait for a DNS answer.

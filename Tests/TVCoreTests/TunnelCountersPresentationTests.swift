@@ -32,6 +32,22 @@ import Testing
         ])
     }
 
+    /// A trial's summary read "20 TCP connections (15 not accepted)" of connections tv had
+    /// connected and then reset at its cap, and could not tell the cap from a stop.
+    @Test("at the cap: SYNs dropped are said as SYNs held back with nothing connected, apart from connections the proxy refused, each by why")
+    func connectionCap() {
+        #expect(TunnelCountersPresentation(counters: ["tcpRedirected": 5, "dropped.connectionCap": 31, "dropped.synRetransmit": 2]).lines == [
+            "tunnel: programs sent 0 packets (0 B) and received 0 packets (0 B)",
+            "tunnel: 5 TCP connections",
+            "tunnel: dropped 33 packets: 31 SYNs at tv's connection cap (nothing connected; dropped as a full listen queue drops them, so the programs' kernels sent them again), 2 SYN retransmit",
+        ])
+        #expect(TunnelCountersPresentation(counters: ["tcpRedirected": 7, "tcpNotAdoptedAtCap": 2, "tcpNotAdoptedStopping": 1, "tcpAcceptRefused": 1,
+                                                      "dropped.proxyStopping": 3]).lines.dropFirst() == [
+            "tunnel: 7 TCP connections (1 not accepted, 2 reset at tv's connection cap, 1 reset as tv was stopping)",
+            "tunnel: dropped 3 packets: 3 SYNs while tv was stopping (reset)",
+        ])
+    }
+
     @Test("DNS answers a duplicating path repeated are said as repeats counted with their queries, apart from the datagrams that answered no question (a trial read the repeats as the latter)")
     func repeatedAnswers() {
         #expect(TunnelCountersPresentation(counters: ["udpFlows": 2, "udpDatagramsUp": 2, "udpDatagramsDown": 8, "dnsQueries": 2, "dnsAnswers": 2,

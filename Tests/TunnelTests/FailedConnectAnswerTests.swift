@@ -28,16 +28,26 @@ import Glibc
         #expect(Self.answer(EPERM, v6: true) == .unreachable(code: 1, programSees: Errno(EACCES)))
     }
 
-    @Test("a refusal keeps the reset, and so does what no ICMP says: a timeout, ETIMEDOUT, tv's own failures")
+    @Test("a refusal keeps the reset, and so do tv's own failures, which no ICMP says")
     func reset() {
         #expect(Self.answer(ECONNREFUSED, v6: false) == .reset)
         #expect(Self.answer(ECONNREFUSED, v6: true) == .reset)
-        #expect(Self.answer(ETIMEDOUT, v6: false) == .reset)
         #expect(Self.answer(EMFILE, v6: false) == .reset)
-        #expect(FailedConnectAnswer.choose(.noAnswer(seconds: 10), isIPv6: false) == .reset)
         #expect(FailedConnectAnswer.choose(.mark(Errno(EPERM)), isIPv6: false) == .reset)
         #expect(FailedConnectAnswer.choose(.noAddress, isIPv6: true) == .reset)
         #expect(FailedConnectAnswer.choose(.noResolver, isIPv6: false) == .reset)
+        #expect(FailedConnectAnswer.reset.clientAnswer == .reset)
+    }
+
+    /// A trial: a blackholed server (SYNs dropped on the path) read ECONNREFUSED after tv's 10 s,
+    /// where curl --connect-timeout 2 timed out (rc 28) and Python's socket.timeout came without tv.
+    @Test("no answer from the server (tv's kernel's ETIMEDOUT, or a timeout of tv's) is answered with nothing, in both families")
+    func nothing() {
+        #expect(Self.answer(ETIMEDOUT, v6: false) == .nothing)
+        #expect(Self.answer(ETIMEDOUT, v6: true) == .nothing)
+        #expect(FailedConnectAnswer.choose(.noAnswer(seconds: 10), isIPv6: false) == .nothing)
+        #expect(FailedConnectAnswer.choose(.noAnswer(seconds: nil), isIPv6: true) == .nothing)
+        #expect(FailedConnectAnswer.nothing.clientAnswer == .nothing)
     }
 
     @Test("the flow's sentence says what the program was told: the reset's ECONNREFUSED, or the ICMP's error by name")
@@ -52,6 +62,14 @@ import Glibc
         #expect(ConnectionFailure.unreachable(target: target, .connect(Errno(ECONNREFUSED)),
                                               answered: Self.answer(ECONNREFUSED, v6: false).clientAnswer).sentence
                 == "tv could not connect to 10.203.0.99:80 (connection refused) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
+        // No answer: what tv did, never what the program saw (it may have given up first).
+        #expect(ConnectionFailure.unreachable(target: "10.203.0.2:43197", .connect(Errno(ETIMEDOUT)),
+                                              answered: Self.answer(ETIMEDOUT, v6: false).clientAnswer).sentence
+                == "tv's connect to 10.203.0.2:43197 got no answer (connection timed out); tv answered the program nothing, as the network did")
+        #expect(ConnectionFailure.unreachable(target: "[fd03::2]:443", .noAnswer(seconds: 10), answered: .nothing).sentence
+                == "tv's connect to [fd03::2]:443 got no answer within 10 s; tv answered the program nothing, as the network did")
+        #expect(ConnectionFailure.unreachable(target: "[fd03::2]:443", .noAnswer(seconds: nil), answered: .nothing).sentence
+                == "tv's connect to [fd03::2]:443 got no answer; tv answered the program nothing, as the network did")
     }
 
     /// The program's SYN 10.77.0.1:40000 → 10.203.0.99:80 (ISN 0x11223344, MSS 1460), and tv's

@@ -138,14 +138,67 @@ struct NATTests {
         }
     }
 
-    @Test("a connecting entry expires after 75 s")
+    @Test("a connecting entry expires after 180 s, past the kernel's own 133 s of SYN retries (a backstop: the engine follows the program's SYNs)")
     func synTimeout() {
         var t = table()
         guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1, now: 0) else { return }
-        let v12 = t.expire(now: 74 * second)
+        let v12 = t.expire(now: 179 * second)
         #expect(v12.isEmpty)
-        let v13 = t.expire(now: 75 * second)
+        let v13 = t.expire(now: 180 * second)
         #expect(v13.map(\.id) == [a.id])
+    }
+
+    /// A trial: a blackholed server's connect answered with a reset read ECONNREFUSED; answered
+    /// with nothing, the program's retransmissions must go unanswered too, not start new connects.
+    @Test("a connect the server never answered: its SYN is remembered 140 s and taken in silence as the failed flow; another ISN is a new connection")
+    func unansweredSYNRemembered() {
+        var t = table(capacity: 4)
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 0) else { Issue.record("expected connectFirst"); return }
+        t.assignFlowID(a.id, 81)
+        #expect(t.fail(a.id, now: 3 * second, unanswered: true)?.id == a.id)
+        #expect(t.count == 0 && t.failedCount == 1)
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 4 * second) == .unansweredAgain(flowID: 81))
+        // Past the 10 s a refused one is kept, up to the program kernel's last retransmission (67 s).
+        #expect(t.expire(now: 67 * second).isEmpty && t.failedCount == 1)
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 67 * second) == .unansweredAgain(flowID: 81))
+        #expect(t.expire(now: 142 * second) .isEmpty && t.failedCount == 1)
+        #expect(t.expire(now: 143 * second).isEmpty && t.failedCount == 0)
+        guard case .connectFirst = t.appSYN(app: app, remote: remote, isn: 1000, now: 143 * second) else {
+            Issue.record("expected a new connection after the memory lapsed"); return
+        }
+        // A refused connect on another tuple keeps its 10 s, in its own queue.
+        let other = endpoint("10.77.0.1", 40_001)
+        guard case .connectFirst(let b, nil) = t.appSYN(app: other, remote: remote, isn: 7, now: 150 * second) else { return }
+        t.fail(b.id, now: 150 * second)
+        #expect(t.appSYN(app: other, remote: remote, isn: 7, now: 151 * second) == .refusedAgain(flowID: 0))
+        _ = t.expire(now: 160 * second)
+        guard case .connectFirst = t.appSYN(app: other, remote: remote, isn: 7, now: 160 * second) else {
+            Issue.record("expected the refused one forgotten after 10 s"); return
+        }
+    }
+
+    /// A trial: at `tv exec`'s cap tv connected upstream, completed the program's handshake and
+    /// reset it (the server saw 20 SYNs, 15 resets, 5 requests).
+    @Test("no room (the proxy's cap): a new connection's SYN is .noRoom and nothing is made; known connections' SYNs are decided as ever")
+    func noRoom() {
+        var t = table(capacity: 4)
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 0, room: false) == .noRoom)
+        #expect(t.count == 0 && t.pool4?.inUseCount == 0 && t.forward(app: app, remote: remote) == nil)
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: second) else { Issue.record("expected connectFirst"); return }
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 2 * second, room: false) == .retransmitWhileConnecting)
+        t.connected(a.id)
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 3 * second, room: false) == .forward(t.entry(a.id)!))
+        // Another ISN on the tuple would replace the entry: without room, the entry stays.
+        #expect(t.appSYN(app: app, remote: remote, isn: 2000, now: 4 * second, room: false) == .noRoom)
+        #expect(t.entry(a.id)?.state == .open && t.count == 1 && t.pool4?.inUseCount == 1)
+        // A remembered failure's retransmission is answered as before; another ISN there is new.
+        let other = endpoint("10.77.0.1", 40_001)
+        guard case .connectFirst(let b, nil) = t.appSYN(app: other, remote: remote, isn: 5, now: 5 * second) else { return }
+        t.assignFlowID(b.id, 9)
+        t.fail(b.id, now: 5 * second)
+        #expect(t.appSYN(app: other, remote: remote, isn: 5, now: 6 * second, room: false) == .refusedAgain(flowID: 9))
+        #expect(t.appSYN(app: other, remote: remote, isn: 6, now: 6 * second, room: false) == .noRoom)
+        #expect(t.failedCount == 1)
     }
 
     @Test("the table is bounded: beyond capacity SYNs get .full, and room comes back when entries go")

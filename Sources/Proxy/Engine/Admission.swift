@@ -47,6 +47,15 @@ extension ProxyShared {
         }
     }
 
+    /// A front end dropped a program's SYN at the cap (`ProxyServer.synDroppedAtCap`): said at
+    /// most once a minute, with how many since it was last said.
+    func synDroppedAtCap(now: UInt64) {
+        if let said = synCapNotices.withLock({ $0.note(at: now) }) {
+            let lowered = connectionCap < configuration.maxConnections ? descriptorLimit : nil
+            configuration.notices?(.synsDroppedAtCap(cap: connectionCap, descriptorLimit: lowered, dropped: said))
+        }
+    }
+
     /// An admitted connection closed: it no longer counts against the cap or its address.
     func connectionEnded(address: IPAddress?) {
         openConnections.wrappingSubtract(1, ordering: .relaxed)

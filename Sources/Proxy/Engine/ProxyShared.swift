@@ -37,6 +37,8 @@ final class ProxyShared: Sendable {
     let acceptsFailedForDescriptors = Atomic<UInt64>(0)
     /// One notice a minute about the cap, and one about descriptors.
     let capNotices = Mutex(NoticeThrottle())
+    /// One notice a minute about SYNs a front end dropped at the cap (`synDroppedAtCap`).
+    let synCapNotices = Mutex(NoticeThrottle())
     let descriptorNotices = Mutex(NoticeThrottle())
     let notRedirectedNotices = Mutex(NoticeThrottle())
     /// Flows a front end closed itself, never handed to a loop (the TUN's refused or abandoned

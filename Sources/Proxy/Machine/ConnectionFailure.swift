@@ -30,6 +30,12 @@ public enum ConnectionFailure: Equatable, Sendable {
         /// up its connect while tv's was still going answers the handshake tv then forwards with
         /// a reset (a trial's Happy Eyeballs loser: the server held tv's idle connection ~10 s).
         case afterServerConnected
+        /// The TUN front-ends: the program stopped resending its SYN while tv's connect to the
+        /// server was still going (a socket closed in SYN-SENT sends nothing, so its next
+        /// retransmission not coming is all tv sees: `SYNRetrySchedule`); tv then gave up its own
+        /// connect, which would otherwise have knocked on the server's door for its kernel's full
+        /// ~2 minutes of SYN retries.
+        case stoppedResendingSYN
         /// Plain HTTP forwarding: no request reached a server.
         case beforeFirstRequest
         /// Plain HTTP forwarding: the client ended its side while its response was awaited, and
@@ -62,7 +68,7 @@ public enum ConnectionFailure: Equatable, Sendable {
     public enum ClientAnswer: Equatable, Sendable {
         /// A TCP reset to the app's SYN (`EngineTCP.connectFailed`): its connect(2) fails with
         /// ECONNREFUSED (Linux's answer to a reset in SYN-SENT): a refusal, or an upstream error
-        /// no ICMP carries (no answer in time, tv's own failures: `FailedConnectAnswer`).
+        /// no ICMP carries (tv's own failures: `FailedConnectAnswer`).
         case reset
         /// A DNS SERVFAIL to the app's query to the tunnel's DNS address, so it does not wait.
         case serverFailure
@@ -73,6 +79,10 @@ public enum ConnectionFailure: Equatable, Sendable {
         /// connect(2) failed with `programSaw`, the error tv's own connect got where ICMP can
         /// carry it (no route, host unreachable) rather than a reset's ECONNREFUSED.
         case icmpToConnect(programSaw: Errno)
+        /// Nothing (`FailedConnectAnswer.nothing`): the server never answered tv's connect, and
+        /// tv answered the program's SYN as the network had answered tv's, with silence; what
+        /// the program then saw (its own timeout, its kernel's ETIMEDOUT) tv does not know.
+        case nothing
     }
 
     case clientGone(reset: Bool, Moment)
@@ -164,9 +174,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// The TUN engine stopped while the connect to the server was still going: its command
     /// ended (`tv exec`, `commandEnded`), or tv was stopped.
     case stillConnecting(commandEnded: Bool)
-    /// The proxy took no more connections (stopping, or at its connection cap) when a front end
-    /// handed this one over.
-    case notAdopted
+    /// The proxy took no more connections when a front end handed this one over: it was
+    /// stopping, or at its connection cap (`AdoptionRefusal`).
+    case notAdopted(AdoptionRefusal)
     /// OpenSSL could not make a TLS session (its reasons, if any).
     case tlsSession(String?)
     case noCA
@@ -251,6 +261,9 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .beforeHandshake: when = "before the handshake"
             case .afterServerConnected:
                 when = "after tv had connected to the server, before anything was relayed (tv then \(reset ? "reset" : "closed") its connection to the server)"
+            case .stoppedResendingSYN:
+                // Said as what tv saw: no packet says the program left.
+                return "the program stopped resending its SYN while tv was connecting to the server (a connect given up sends nothing), so tv gave up its own connect too"
             case .beforeFirstRequest: when = "before its first request"
             case .awaitingResponse: when = "while it waited for the response, which had not begun when tv gave up waiting for it"
             case .beforeResponse: when = "before the response began, and the server then closed its side too"
@@ -307,6 +320,11 @@ public enum ConnectionFailure: Equatable, Sendable {
                 return "tv could not send to \(target) (\(cause)) and answered the program ICMP destination unreachable, so its socket reported \(seen.phrase)"
             case .icmpToConnect(let seen)?:
                 return "tv could not connect to \(target) (\(cause)) and answered the program's connection request with ICMP destination unreachable, so its connect failed with \(seen.namedPhrase)"
+            case .nothing?:
+                // What tv did, not what the program saw: it may have given up before tv did.
+                let how: String
+                if case .noAnswer(let seconds) = why { how = seconds.map { " within \($0) s" } ?? "" } else { how = " (\(cause))" }
+                return "tv's connect to \(target) got no answer\(how); tv answered the program nothing, as the network did"
             }
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
@@ -377,7 +395,10 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .stopped: return "tv stopped"
         case .stillConnecting(let commandEnded):
             return commandEnded ? "still connecting when the command ended" : "still connecting when tv stopped"
-        case .notAdopted: return "tv took no more connections (it was stopping, or at its connection cap), so this one was reset"
+        case .notAdopted(.stopping):
+            return "tv was stopping when this connection reached it, so tv reset it and its connection to the server"
+        case .notAdopted(.atConnectionCap(let cap)):
+            return "tv was at its connection cap (\(cap) open, the most it takes at once) when this connection reached it, so tv reset it and its connection to the server"
         case .tlsSession(let reasons): return "tv could not create a TLS session" + (reasons.map { " (\($0))" } ?? "")
         case .noCA: return "no CA is loaded"
         case .certificateUse: return "tv could not use its certificate for this connection"
