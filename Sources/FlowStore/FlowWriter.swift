@@ -35,6 +35,10 @@ public final class FlowWriter: Sendable {
     /// The shared store's writer, given every event this one takes (`tv run --store`); nil
     /// without a shared store.
     public let mirror: FlowWriter?
+    /// Where this writer stands on its disk (`HistoryFirst`), for the content writer and the
+    /// decrypted capture's writer to leave it the room first. The shared store's writer never
+    /// sets it (its failures are the server's, not a disk's here): it stays `.clear`.
+    public let historyFirst = HistoryFirstSignal()
 
     /// Opens the database at `path` on a new writer thread (applying migrations) and starts it.
     /// - Parameters:
@@ -69,6 +73,7 @@ public final class FlowWriter: Sendable {
         let closing = ClosingChoice()
         self.closing = closing
         let backend = SQLiteFlowBackend(path: path, retryMillis: 1_000, keepsTriggers: keepingTriggers)
+        let historyFirst = historyFirst
         let pending = PendingFlowEvents(capacity: capacity)
         self.capacity = pending.capacity
         // The writer, just woken by a first event, waits up to 100 ms for more, so that a flow's
@@ -105,7 +110,8 @@ public final class FlowWriter: Sendable {
                 }
                 // Said before `init` returns, so a session warns before its banner.
                 let thread = FlowWriterThread(queue: queue, writer: nil, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
-                                              startFailure: .diskFull(path: full), onHealthChange: onHealthChange, onGivingUp: onGivingUp)
+                                              startFailure: .diskFull(path: full), historyFirst: historyFirst,
+                                              onHealthChange: onHealthChange, onGivingUp: onGivingUp)
                 started.signal()
                 queue.run(thread)
                 return
@@ -118,7 +124,7 @@ public final class FlowWriter: Sendable {
             startup.withLock { $0 = .success((writer.firstID, writer.recovery)) }
             started.signal()
             queue.run(FlowWriterThread(queue: queue, writer: writer, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
-                                       onHealthChange: onHealthChange, onGivingUp: onGivingUp))
+                                       historyFirst: historyFirst, onHealthChange: onHealthChange, onGivingUp: onGivingUp))
         }
         thread.name = "tv flow writer"
         thread.start()
