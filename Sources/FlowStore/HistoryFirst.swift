@@ -57,7 +57,7 @@ public enum HistoryFirst {
             case .flowsWaiting:
                 return "The disk holding the data folder is full and flows wait in memory to be saved: the flow history comes first, so \(what) takes no room until they are written; \(DataFolderFull.wayOn)."
             case let .reserve(free):
-                return "The disk holding the data folder was full and has \(ByteWords.binary(free)) free: \(what) leaves the last \(ByteWords.binary(HistoryFirst.reserveBytes)) to the flow history; \(DataFolderFull.wayOn)."
+                return "The disk holding the data folder was full and has \(ByteWords.binary(free)) free, within the \(ByteWords.binary(HistoryFirst.reserveBytes)) kept for the flow history: \(what) takes none of it; \(DataFolderFull.wayOn)."
             }
         }
     }

@@ -139,7 +139,12 @@ public enum RecordingPresentation {
         if losses.decryptedBytesDropped > 0 || losses.decryptedEventsDropped > 0 {
             parts.append("\(Units.bytes(Int64(losses.decryptedBytesDropped))) of plaintext and \(Units.grouped(Int64(losses.decryptedEventsDropped))) flow \(losses.decryptedEventsDropped == 1 ? "beginning or end" : "beginnings or ends") dropped from the decrypted capture because its writer could not keep up")
         }
-        let cause = losses.lastFlowError ?? losses.lastContentError ?? losses.lastDecryptedError
+        // The error of what was lost, first of the flows' (a trial's stop named the flows' disk
+        // full, retried with success, beside content held for the history: `HistoryFirst`).
+        let flowsLost = losses.flowsNotSaved > 0 || losses.flowUpdatesNotSaved > 0 || losses.programsNotSaved > 0
+        let cause = (flowsLost ? losses.lastFlowError : nil) ?? (losses.contentTurnsNotSaved > 0 ? losses.lastContentError : nil)
+            ?? (losses.decryptedPacketsNotSaved > 0 ? losses.lastDecryptedError : nil)
+            ?? losses.lastFlowError ?? losses.lastContentError ?? losses.lastDecryptedError
         return "not everything was saved in \(folder): \(parts.joined(separator: ", "))." + (cause.map { " The last error: \($0)" } ?? "")
     }
 

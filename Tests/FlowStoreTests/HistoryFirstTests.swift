@@ -44,7 +44,7 @@ struct HistoryFirstTests {
         #expect(HistoryFirst.Hold.flowsWaiting.sentence("decrypted content")
                 == "The disk holding the data folder is full and flows wait in memory to be saved: the flow history comes first, so decrypted content takes no room until they are written; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room).")
         #expect(HistoryFirst.Hold.reserve(freeBytes: 5_452_595).sentence("the decrypted capture")
-                == "The disk holding the data folder was full and has 5.2 MiB free: the decrypted capture leaves the last 16.0 MiB to the flow history; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room).")
+                == "The disk holding the data folder was full and has 5.2 MiB free, within the 16.0 MiB kept for the flow history: the decrypted capture takes none of it; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room).")
     }
 
     @Test("the signal: clear until the flow writer says otherwise; its permission asks the folder's disk only while short of room")

@@ -92,7 +92,7 @@ struct HistoryFirstRunTests {
         #expect(status.object("recording")?.string("contentFailing") == "on", "\(status)")
         let reserve = "The disk holding the data folder was full and has "
         #expect(status.object("recording")?.string("lastContentError")?.hasPrefix(reserve) == true, "\(status)")
-        #expect(status.object("recording")?.string("lastContentError")?.contains(" free: decrypted content leaves the last 16.0 MiB to the flow history; ") == true, "\(status)")
+        #expect(status.object("recording")?.string("lastContentError")?.contains(" free, within the 16.0 MiB kept for the flow history: decrypted content takes none of it; ") == true, "\(status)")
         #expect(status.object("decryptedCapture")?.string("lastError")?.hasPrefix(reserve) == true, "\(status)")
         let notSaved = status.object("recording")?.int("contentTurnsNotSaved") ?? 0
         #expect(notSaved >= 40, "\(status)")
