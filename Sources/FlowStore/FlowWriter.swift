@@ -29,9 +29,10 @@ public final class FlowWriter: Sendable {
     public let ids: FlowIDSequence
     /// Set by `close(interruptingOpenFlows: true)`; read by the writer thread as it stops.
     private let closing: ClosingChoice
-    /// Flows that writers found dead at start had left open, now closed as `interrupted`, and
-    /// how many such writers there were (0 and 0 after a clean stop).
-    public let interruptedAtStart: (writers: Int, flows: Int)
+    /// Flows that writers found gone at start had left open, now closed as `interrupted`, and
+    /// how many such writers there were, by how they ended (none after a clean stop that could
+    /// write its end).
+    public let interruptedAtStart: FlowWriterRecovery
     /// The shared store's writer, given every event this one takes (`tv run --store`); nil
     /// without a shared store.
     public let mirror: FlowWriter?
@@ -132,7 +133,7 @@ public final class FlowWriter: Sendable {
         switch startup.withLock({ $0 }) {
         case let .success((firstID, recovery)):
             ids = FlowIDSequence(first: firstID)
-            interruptedAtStart = (recovery.deadWriters, recovery.interruptedFlows)
+            interruptedAtStart = recovery
         case let .failure(error):
             queue.abandon()
             throw error
@@ -209,7 +210,7 @@ public final class FlowWriter: Sendable {
             throw failure
         }
         ids = FlowIDSequence(first: 1)
-        interruptedAtStart = (0, 0)
+        interruptedAtStart = FlowWriterRecovery()
     }
 
     deinit {
