@@ -67,6 +67,9 @@ final class SessionWiring: Sendable {
          say: @escaping @Sendable (String) -> Void) throws {
         try home.ensureExists()
         try home.ensureDirectory(home.runDirectory)
+        // Room for the stop's record while there is room (`LastStopRecord`: a stop on a full disk
+        // writes it in place).
+        LastStopRecord.reserve(home)
         settings = SettingsStore(file: SettingsFile(home: home))
         captureSecrets = CaptureSecrets(environment: environment, keyLogSwitch: keyLogSwitch)
 
@@ -276,6 +279,7 @@ final class SessionWiring: Sendable {
         store.closeEmptyingWAL()
         if let first = keptLocalFirst { StoreKeptLocal.sessionStops(home: home, first: first, last: writer.highestAllocatedID) }
         var final = losses
+        defer { LastStopRecord(atMicros: EngineClock.wallMicros(), pid: getpid(), losses: final).write(home) }
         if let shared {
             // What this session may have sent: a start after a restore, with the store not
             // answering, goes on past it.

@@ -50,6 +50,17 @@ struct StoppedOnAFullDiskRunTests {
         }
         print("left open by the stop: \(leftOpen.count) of \(rows.count)")
 
+        // With no session, on the disk still full: tv status and tv diag say what the last
+        // session could not save, as its stop did (it left no trace before: trial 43).
+        let said = "Stopped the session; not everything was saved in \(box.dataDir): "
+        let lostParts = try #require(stop.out.hasPrefix(said) ? String(stop.out.dropFirst(said.count)).components(separatedBy: ". The last error").first : nil)
+        let status = try box.tv("status")
+        #expect(status.status == 3 && status.out.contains("  The last tv session (pid ") && status.out.contains(", could not save everything: \(lostParts)."), "\(status) \(lostParts)")
+        let diag = try box.tv("diag")
+        #expect(diag.out.contains("\nThe last tv session (pid ") && diag.out.contains(", could not save everything: \(lostParts)."), "\(diag)")
+        let statusJSON = (try? JSONSerialization.jsonObject(with: Data(try box.tv("status", "--json").out.utf8)) as? JSON) ?? [:]
+        #expect((statusJSON["lastStop"] as? JSON)?.int("flowUpdatesNotSaved") == leftOpen.count, "\(statusJSON)")
+
         disk.free()
         held.releaseClients()
         let next = try TVSession(box, [])
@@ -61,6 +72,8 @@ struct StoppedOnAFullDiskRunTests {
         let after = try box.flowRows().filter { ids.contains($0.int("id") ?? 0) }
         #expect(after.count == 2 && after.allSatisfy { $0.string("status") == "interrupted" }, "\(after)")
         try next.stop()
+        // That session saved everything: nothing more is said.
+        #expect(!(try box.tv("status").out.contains("The last tv session")))
         let marks = try FileManager.default.contentsOfDirectory(atPath: box.dataDir).filter { $0.hasSuffix(".lock") || $0.hasSuffix(".stopped") }
         #expect(marks == [])
     }
