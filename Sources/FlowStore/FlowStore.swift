@@ -99,14 +99,12 @@ public final class FlowStore: Sendable {
         }
     }
 
-    /// The flow with `id`, or nil when there is none.
-    /// - Throws: `FlowStoreError` when the database cannot be read, `.damagedRow` when the row
-    ///   holds a value no writer writes.
-    /// Whether open flow `id` was left open by a writer that is gone (its session was killed or
-    /// crashed; the next session closes it as interrupted, `FlowWriterRegistry`): false for a
-    /// closed flow, one a live writer holds, or one written before writers were registered.
+    /// Why open flow `id` was left open by a writer that is gone (its session was killed or
+    /// crashed, or stopped unable to write its end; the next session closes it as interrupted,
+    /// `FlowWriterRegistry`): nil for a closed flow, one a live writer holds, or one written
+    /// before writers were registered.
     /// - Throws: `FlowStoreError` when the database cannot be read.
-    public func isLeftOpen(flowID id: Int64) throws -> Bool {
+    public func leftOpen(flowID id: Int64) throws -> LeftOpenCause? {
         let writer: Int64? = try connection.withDatabase { database in
             let statement = try database.prepare("""
                 SELECT w.id FROM flows f JOIN flow_writers w ON w.id = f.writer
@@ -115,10 +113,13 @@ public final class FlowStore: Sendable {
             try statement.bind([.integer(id)])
             return try statement.step() ? statement.int64(at: 0) : nil
         }
-        guard let writer else { return false }
-        return FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: path, writer: writer))
+        guard let writer, FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: path, writer: writer)) else { return nil }
+        return FlowWriterRegistry.cause(database: path, writer: writer)
     }
 
+    /// The flow with `id`, or nil when there is none.
+    /// - Throws: `FlowStoreError` when the database cannot be read, `.damagedRow` when the row
+    ///   holds a value no writer writes.
     public func flow(id: Int64) throws -> FlowRecord? {
         try connection.withDatabase { database in
             let statement = try database.prepare("SELECT \(FlowRecordColumns.selectList) FROM flows WHERE id = ?")

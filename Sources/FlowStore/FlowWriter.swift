@@ -29,12 +29,17 @@ public final class FlowWriter: Sendable {
     public let ids: FlowIDSequence
     /// Set by `close(interruptingOpenFlows: true)`; read by the writer thread as it stops.
     private let closing: ClosingChoice
-    /// Flows that writers found dead at start had left open, now closed as `interrupted`, and
-    /// how many such writers there were (0 and 0 after a clean stop).
-    public let interruptedAtStart: (writers: Int, flows: Int)
+    /// Flows that writers found gone at start had left open, now closed as `interrupted`, and
+    /// how many such writers there were, by how they ended (none after a clean stop that could
+    /// write its end).
+    public let interruptedAtStart: FlowWriterRecovery
     /// The shared store's writer, given every event this one takes (`tv run --store`); nil
     /// without a shared store.
     public let mirror: FlowWriter?
+    /// Where this writer stands on its disk (`HistoryFirst`), for the content writer and the
+    /// decrypted capture's writer to leave it the room first. The shared store's writer never
+    /// sets it (its failures are the server's, not a disk's here): it stays `.clear`.
+    public let historyFirst = HistoryFirstSignal()
 
     /// Opens the database at `path` on a new writer thread (applying migrations) and starts it.
     /// - Parameters:
@@ -69,6 +74,7 @@ public final class FlowWriter: Sendable {
         let closing = ClosingChoice()
         self.closing = closing
         let backend = SQLiteFlowBackend(path: path, retryMillis: 1_000, keepsTriggers: keepingTriggers)
+        let historyFirst = historyFirst
         let pending = PendingFlowEvents(capacity: capacity)
         self.capacity = pending.capacity
         // The writer, just woken by a first event, waits up to 100 ms for more, so that a flow's
@@ -105,7 +111,8 @@ public final class FlowWriter: Sendable {
                 }
                 // Said before `init` returns, so a session warns before its banner.
                 let thread = FlowWriterThread(queue: queue, writer: nil, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
-                                              startFailure: .diskFull(path: full), onHealthChange: onHealthChange, onGivingUp: onGivingUp)
+                                              startFailure: .diskFull(path: full), historyFirst: historyFirst,
+                                              onHealthChange: onHealthChange, onGivingUp: onGivingUp)
                 started.signal()
                 queue.run(thread)
                 return
@@ -118,7 +125,7 @@ public final class FlowWriter: Sendable {
             startup.withLock { $0 = .success((writer.firstID, writer.recovery)) }
             started.signal()
             queue.run(FlowWriterThread(queue: queue, writer: writer, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
-                                       onHealthChange: onHealthChange, onGivingUp: onGivingUp))
+                                       historyFirst: historyFirst, onHealthChange: onHealthChange, onGivingUp: onGivingUp))
         }
         thread.name = "tv flow writer"
         thread.start()
@@ -126,7 +133,7 @@ public final class FlowWriter: Sendable {
         switch startup.withLock({ $0 }) {
         case let .success((firstID, recovery)):
             ids = FlowIDSequence(first: firstID)
-            interruptedAtStart = (recovery.deadWriters, recovery.interruptedFlows)
+            interruptedAtStart = recovery
         case let .failure(error):
             queue.abandon()
             throw error
@@ -203,7 +210,7 @@ public final class FlowWriter: Sendable {
             throw failure
         }
         ids = FlowIDSequence(first: 1)
-        interruptedAtStart = (0, 0)
+        interruptedAtStart = FlowWriterRecovery()
     }
 
     deinit {

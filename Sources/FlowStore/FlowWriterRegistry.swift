@@ -13,6 +13,12 @@ import Glibc
 /// process id is not evidence (ids are reused). `flock` locks belong to the open file description,
 /// so two writers in one process (a test, `tv exec`'s) exclude each other too.
 ///
+/// A writer that stops cleanly but cannot record its end (its database cannot be written: a full
+/// disk) renames its lock file to `<database>-writer-<id>.stopped` instead of removing it: a
+/// rename takes no room, so the fact survives where no row can be written, and the next start
+/// says those flows' session stopped unable to save them, not that it was killed (trial 43: a
+/// clean `tv stop` on a full disk, then `tv flow` and the next `tv run` said "killed or crashed").
+///
 /// `register` runs in one `BEGIN IMMEDIATE` transaction: two sessions starting at once see each
 /// other either fully registered and locked or not at all, only one of them closes a dead
 /// writer's flows, and each takes a range of flow ids no live writer has (`FlowIDRanges`).
@@ -28,18 +34,25 @@ struct FlowWriterRegistry {
     }
 
     /// What `register` found and did.
-    struct Recovery: Equatable, Sendable {
-        /// Writers found dead (registered, never ended, lock free).
-        var deadWriters = 0
-        /// Their open flows, now closed as interrupted.
-        var interruptedFlows = 0
-    }
+    typealias Recovery = FlowWriterRecovery
 
     let database: SQLiteDatabase
 
     /// The lock file of writer `id`.
     static func lockPath(database path: String, writer id: Int64) -> String {
         "\(path)-writer-\(id).lock"
+    }
+
+    /// The mark writer `id` leaves when it stopped cleanly without recording its end (its lock
+    /// file, renamed by `unregister`): empty, so it needs no room.
+    static func stoppedMarkPath(database path: String, writer id: Int64) -> String {
+        "\(path)-writer-\(id).stopped"
+    }
+
+    /// How writer `id`, gone without ending, ended: stopped unable to record its end when its
+    /// mark is there, else killed (crashed, lost power).
+    static func cause(database path: String, writer id: Int64) -> LeftOpenCause {
+        access(stoppedMarkPath(database: path, writer: id), F_OK) == 0 ? .stoppedUnsaved : .killed
     }
 
     /// Registers a new writer (row + held lock), after closing the flows of every writer found
@@ -61,14 +74,25 @@ struct FlowWriterRegistry {
     }
 
     private func registerInTransaction(pid: Int32, now: Int64, made: inout Registration?) throws -> (Registration, Recovery) {
-        try database.transaction {
+        // The marks of the writers ended here, removed once that is committed (a rollback leaves
+        // them for the next start to read).
+        var marks: [String] = []
+        let result = try database.transaction {
             var recovery = Recovery()
             let unended = try database.prepare("SELECT id FROM flow_writers WHERE ended IS NULL")
             var candidates: [Int64] = []
             try unended.forEachRow { candidates.append($0.int64(at: 0)) }
             for writer in candidates where FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: database.path, writer: writer)) {
-                recovery.deadWriters += 1
-                recovery.interruptedFlows += try closeOpenFlows(writer: writer)
+                let closed = try closeOpenFlows(writer: writer)
+                switch FlowWriterRegistry.cause(database: database.path, writer: writer) {
+                case .killed:
+                    recovery.deadWriters += 1
+                    recovery.interruptedFlows += closed
+                case .stoppedUnsaved:
+                    recovery.stoppedWriters += 1
+                    recovery.stoppedFlows += closed
+                    marks.append(FlowWriterRegistry.stoppedMarkPath(database: database.path, writer: writer))
+                }
                 try end(writer: writer, at: now)
                 unlink(FlowWriterRegistry.lockPath(database: database.path, writer: writer))
             }
@@ -85,6 +109,9 @@ struct FlowWriterRegistry {
             guard case let .integer(id) = try database.scalar("SELECT last_insert_rowid()") else {
                 throw FlowStoreError.failed(path: database.path, reason: "the writer's row has no id")
             }
+            // A mark left by an earlier writer of this id (a history deleted and made anew) is
+            // not this writer's.
+            unlink(FlowWriterRegistry.stoppedMarkPath(database: database.path, writer: id))
             let path = FlowWriterRegistry.lockPath(database: database.path, writer: id)
             let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw FlowStoreError.opening(errno, path: path, what: "the flow writer's lock \(path)") }
@@ -97,25 +124,33 @@ struct FlowWriterRegistry {
             made = registration
             return (registration, recovery)
         }
+        for mark in marks { unlink(mark) }
+        return result
     }
 
     /// Ends a writer cleanly: its row is ended, its lock file removed and released; with
     /// `interruptingOpenFlows`, its flows still open (their close event was dropped or failed)
     /// become interrupted first.
     /// - Returns: how many flows were closed here.
-    /// - Throws: `FlowStoreError`; the lock is released and the file removed all the same, so a
-    ///   later session sees the writer gone and finishes the job.
+    /// - Throws: `FlowStoreError`; the lock is released all the same and its file renamed to the
+    ///   writer's stopped mark (`stoppedMarkPath`; removed when even that fails), so a later
+    ///   session sees the writer gone, finishes the job and says it stopped unable to save.
     @discardableResult
     func unregister(_ registration: Registration, interruptingOpenFlows: Bool, now: Int64) throws -> Int {
+        var ended = false
         defer {
-            unlink(registration.lockPath)
+            if ended || rename(registration.lockPath, FlowWriterRegistry.stoppedMarkPath(database: database.path, writer: registration.id)) != 0 {
+                unlink(registration.lockPath)
+            }
             close(registration.lockDescriptor)
         }
-        return try database.transaction {
+        let closed = try database.transaction {
             let closed = interruptingOpenFlows ? try closeOpenFlows(writer: registration.id) : 0
             try end(writer: registration.id, at: now)
             return closed
         }
+        ended = true
+        return closed
     }
 
     /// Closes `writer`'s open flows as interrupted, ending each at its last known activity: the
@@ -163,5 +198,36 @@ struct FlowWriterRegistry {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
         flock(fd, LOCK_UN)
         return true
+    }
+}
+
+/// How a flow writer that is gone ended without recording its end, so that its open flows stayed
+/// open (`FlowWriterRegistry`).
+public enum LeftOpenCause: Sendable, Equatable {
+    /// It never stopped: its session was killed, crashed or lost power.
+    case killed
+    /// It stopped, but could not write its end, nor its flows' last updates (its database could
+    /// not be written: a full disk).
+    case stoppedUnsaved
+}
+
+/// What a starting flow writer found of the writers gone before it, whose open flows it closed as
+/// interrupted (`FlowWriter.interruptedAtStart`).
+public struct FlowWriterRecovery: Sendable, Equatable {
+    /// Writers found dead (registered, never ended, lock free, no stopped mark): killed,
+    /// crashed or lost power.
+    public var deadWriters = 0
+    /// Their open flows, now closed as interrupted.
+    public var interruptedFlows = 0
+    /// Writers that stopped cleanly unable to record their end (`LeftOpenCause.stoppedUnsaved`).
+    public var stoppedWriters = 0
+    /// Their open flows, now closed as interrupted.
+    public var stoppedFlows = 0
+
+    public init(deadWriters: Int = 0, interruptedFlows: Int = 0, stoppedWriters: Int = 0, stoppedFlows: Int = 0) {
+        self.deadWriters = deadWriters
+        self.interruptedFlows = interruptedFlows
+        self.stoppedWriters = stoppedWriters
+        self.stoppedFlows = stoppedFlows
     }
 }

@@ -52,15 +52,21 @@ final class FlowWriterThread: QueueWriter {
     private var givingUpSaid = false
     /// Whether writes go in parts with the WAL emptied between them (after a full disk).
     private var fullDisk = FullDiskWrites()
+    /// Told where this writer stands after each attempt (`HistoryFirst.standing`), for the
+    /// content and decrypted capture writers on the same disk; nil for the shared store's
+    /// writer (its failures are the server's, not this disk's).
+    private let historyFirst: HistoryFirstSignal?
 
     /// - Parameters:
     ///   - retryLimit: how many flows whose write failed are kept for the next attempt.
     ///   - startFailure: why `writer` is nil; reported (counted, and told to `onHealthChange`)
     ///     before `init` returns.
+    ///   - historyFirst: told where the writer stands after each attempt (`HistoryFirst`).
     init(queue: Queue, writer: (any FlowBatchStore)?, backend: any FlowBatchBackend, path: String, closing: ClosingChoice, retryLimit: Int,
-         startFailure: FlowStoreError? = nil,
+         startFailure: FlowStoreError? = nil, historyFirst: HistoryFirstSignal? = nil,
          onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?,
          onGivingUp: (@Sendable (FlowWriterCounters) -> Void)? = nil) {
+        self.historyFirst = historyFirst
         self.queue = queue
         self.writer = writer
         self.backend = backend
@@ -165,6 +171,8 @@ final class FlowWriterThread: QueueWriter {
             countGivenUp(exchangesSince: exchanges, programsSince: programs)
             queue.updateCounters { $0.unwrittenFlows = 0 }
         }
+        // Nothing waits any more (the other writers stopped first: `SessionWiring.close`).
+        historyFirst?.set(.clear)
         writer?.close()
     }
 
@@ -277,6 +285,14 @@ final class FlowWriterThread: QueueWriter {
         countGivenUp(exchangesSince: exchanges, programsSince: programs)
         let count = unwritten.count
         queue.updateCounters { $0.unwrittenFlows = count }
+        // Flows kept without an attempt (the store not open yet after a full disk at start)
+        // wait for room as surely as after a failed one.
+        tellStanding(failure: lastFailure)
+    }
+
+    /// Tells `historyFirst` where the writer stands, `failure` being the last attempt's.
+    private func tellStanding(failure: FlowStoreError?) {
+        historyFirst?.set(HistoryFirst.standing(flowsWaiting: unwritten.count, failure: failure, fullDisk: fullDisk.active))
     }
 
     /// What waited from earlier attempts and is written now (a trial's status said 52 of 157
@@ -290,6 +306,8 @@ final class FlowWriterThread: QueueWriter {
     /// Records an attempt's outcome in the counters and `health`; tells `onHealthChange` of a
     /// change.
     private func report(_ failure: FlowStoreError?) {
+        // Told before the change is said: a writer that reads it next holds (or writes) already.
+        tellStanding(failure: failure)
         let change = health.record(succeeded: failure == nil)
         failuresInARow = failure == nil ? 0 : failuresInARow + 1
         lastFailure = failure

@@ -22,6 +22,18 @@ public struct WriteHealth: Sendable, Equatable {
     ///   after failure).
     public mutating func record(succeeded: Bool) -> Change? {
         if !succeeded { failedAttempts += 1 }
+        return change(succeeded: succeeded)
+    }
+
+    /// Records a write not attempted: the writer held what it had, leaving the room to the flow
+    /// history (`HistoryFirst`). Nothing is saved, so it is failing as after a failed attempt,
+    /// but no attempt is counted (`failedAttempts` says writes the disk refused).
+    /// - Returns: `.startedFailing` after success, else nil.
+    public mutating func recordHeld() -> Change? {
+        change(succeeded: false)
+    }
+
+    private mutating func change(succeeded: Bool) -> Change? {
         defer { failing = !succeeded }
         switch (failing, succeeded) {
         case (false, false): return .startedFailing

@@ -16,7 +16,8 @@ public enum FlowStatus: String, Sendable, Hashable, CaseIterable {
     /// The flow could not be carried; the failure reason says why.
     case failed
     /// The session carrying the flow ended without closing it (killed, crashed, power lost), or
-    /// its close was never written; `duration` ends at its last known activity. Set by the flow
+    /// its close was never written (dropped, or its database could not be written: a full disk,
+    /// at the stop too); `duration` ends at its last known activity. Set by the flow
     /// writer (`FlowWriterRegistry`), never by the proxy.
     case interrupted
 

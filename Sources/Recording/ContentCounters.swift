@@ -16,13 +16,15 @@ public struct ContentCounters: Sendable, Equatable {
     public var turnsWritten = 0
     /// Kept bytes written to segments.
     public var bytesWritten: Int64 = 0
-    /// Turns lost to a write or index failure (see `lastError`).
+    /// Turns lost to a write or index failure, or held for the flow history while the disk had
+    /// no room for both (`HistoryFirst`; see `lastError`).
     public var turnsLost = 0
     /// The most recent failure (its sentence: `message`).
     public var lastError: ContentWriteFailure?
     /// Attempts to store turns (segment writes and index transactions) that failed.
     public var failedWrites = 0
-    /// True while storing turns fails (from a failed attempt until the next successful one).
+    /// True while storing turns fails or is held (from a failed or held attempt until the next
+    /// successful one).
     public var failing = false
     /// Events waiting in the queue now.
     public var pendingEvents = 0

@@ -2,13 +2,16 @@ import FlowStore
 import TVHome
 
 /// Why storing decrypted content failed (`ContentCounters.lastError`): a segment file's fault or
-/// the turns index's. The sentence is the underlying error's, rendered when it is read
+/// the turns index's, or a hold for the flow history. The sentence is the underlying error's, rendered when it is read
 /// (`message`), so callers branch on the kind and never on text.
 public enum ContentWriteFailure: UserFacingError, Equatable {
     /// A segment file could not be made, written, read or deleted (the disk full among them).
     case segment(ContentError)
     /// The turns index (the flow database) could not be opened or written.
     case index(FlowStoreError)
+    /// Nothing was written: the flow history came first (`HistoryFirst`), flows waiting for
+    /// room on the full disk or the disk short of room since.
+    case heldForHistory(HistoryFirst.Hold)
     /// An error of neither kind, by its description (no path of the writer throws one today);
     /// what tv does about it (it tries again with the next turns) is said where it is shown.
     case unexpected(String)
@@ -26,6 +29,7 @@ public enum ContentWriteFailure: UserFacingError, Equatable {
         switch self {
         case let .segment(error): return error.message
         case let .index(error): return error.message
+        case let .heldForHistory(hold): return hold.sentence("decrypted content")
         case let .unexpected(description): return "Storing decrypted content failed (\(description))."
         }
     }

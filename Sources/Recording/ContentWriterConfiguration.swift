@@ -1,3 +1,5 @@
+import FlowStore
+
 /// Where and how a `ContentWriter` writes: paths, retention, queue and segment limits.
 public struct ContentWriterConfiguration: Sendable {
     /// The flow database holding the turns index.
@@ -35,6 +37,10 @@ public struct ContentWriterConfiguration: Sendable {
     /// The flows carried into audit sessions, as the session's retention pass publishes them;
     /// the sweeps spare their content as they spare the tagged flows' (nil: none published).
     public var carried: CarriedEvidence?
+    /// The flow writer's standing on the same disk (`FlowWriter.historyFirst`): turns take no
+    /// room while it holds them (`HistoryFirst`), and are counted as not saved. Nil: never held
+    /// (the content folder on a disk of its own, or no flow writer).
+    public var historyFirst: HistoryFirstSignal?
 
     public init(databasePath: String, directory: String, expiry: ContentExpiry = .default) {
         self.databasePath = databasePath

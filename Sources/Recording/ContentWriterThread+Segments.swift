@@ -47,6 +47,14 @@ extension ContentWriterThread {
     ///     `firstPiece` chains index.
     func store(_ turns: [OpenTurns.Finished], from batch: ContentBatch?, pieces: [OpenTurns.Piece]) {
         guard !turns.isEmpty else { return }
+        // The flow history first (`HistoryFirst`): while flows wait for room, or the disk is
+        // short of it since it was full, the turns take none and are counted as not saved.
+        if let signal = configuration.historyFirst, case let .hold(hold) = signal.permission(writingIn: directory.path) {
+            let held = turns.reduce(0) { $0 + ($1.deleted ? 0 : 1) }
+            guard held > 0 else { return }
+            told(health.recordHeld(), lost: held, failure: .heldForHistory(hold))
+            return
+        }
         let now = clock.now()
         var work = Staging()
         swap(&work, &staging)
@@ -77,7 +85,12 @@ extension ContentWriterThread {
         let (lostTurns, failure) = (work.lost, work.lastError)
         // A turn lost is a failed attempt; the next turns try again (a new segment when none is
         // open), so recording resumes by itself once there is room.
-        let change = health.record(succeeded: lostTurns == 0 && failure == nil)
+        told(health.record(succeeded: lostTurns == 0 && failure == nil), lost: lostTurns, failure: failure)
+    }
+
+    /// Counts `lost` turns and `failure` after `health` recorded a write (or a hold), and tells
+    /// `onHealthChange` of `change`.
+    private func told(_ change: WriteHealth.Change?, lost lostTurns: Int, failure: ContentWriteFailure?) {
         let failing = health.failing, attempts = health.failedAttempts
         queue.updateCounters {
             $0.turnsLost += lostTurns

@@ -68,7 +68,7 @@ public enum ContentAbsence: Sendable, Equatable {
             if context == .flowDetail { return "Nothing was kept: the connection failed before content was recorded (the status above says why)." }
             return "Nothing was kept: the connection failed before content was recorded" + (reason.map { " (\($0))." } ?? ".")
         case .interrupted:
-            return "Nothing was kept: the tv session carrying this connection ended before it did (killed or crashed), and none of its content had been written."
+            return "Nothing was kept: this connection's end was never recorded (its tv session was killed or crashed, or stopped unable to save it), and none of its content had been written."
         case .damagedIndex:
             return "Nothing can be shown: turns of this connection were kept, but every one of their index rows is damaged (each is named above)."
         }

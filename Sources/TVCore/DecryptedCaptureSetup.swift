@@ -14,14 +14,17 @@ import Tunnel
 /// file per session whatever they said, and a trial's grew to 18 MiB under a 1 MB rotation and a
 /// 6 MB limit until the disk was full.
 enum DecryptedCaptureSetup {
-    /// - Parameter onHealthChange: told when writes start failing and when they resume.
+    /// - Parameters:
+    ///   - historyFirst: the flow writer's standing, when the captures folder shares its disk
+    ///     (`HistoryFirst`).
+    ///   - onHealthChange: told when writes start failing and when they resume.
     /// - Throws: `TVHomeError` when the captures folder cannot be made.
-    static func make(home: TVHome, record: SettingsRecord, inspecting: Bool,
+    static func make(home: TVHome, record: SettingsRecord, inspecting: Bool, historyFirst: HistoryFirstSignal? = nil,
                      onHealthChange: (@Sendable (WriteHealth.Change, DecryptedCaptureCounters) -> Void)? = nil) throws -> DecryptedCapture? {
         guard inspecting, record[SettingKeys.captureDecrypted] else { return nil }
         let folder = CaptureFolder(path: home.captureDirectory)
         try folder.ensureExists()
         return DecryptedCapture(path: folder.path + "/" + DecryptedCapture.fileName(startMicros: EngineClock.wallMicros()),
-                                rotation: CaptureSettingsPlan(record).rotation, onHealthChange: onHealthChange)
+                                rotation: CaptureSettingsPlan(record).rotation, historyFirst: historyFirst, onHealthChange: onHealthChange)
     }
 }

@@ -6,8 +6,10 @@ import TVHome
 /// forwarding, the last errors. From a session's `status` values (`DiagnosticsCounters`).
 public enum DiagnosticsPresentation {
     /// The lines for a running session (`values` nil: none runs, and only the verdict is said).
-    public static func lines(_ values: [String: String]?) -> [String] {
-        guard let values else { return [DiagnosticsVerdict.noSession.sentence] }
+    /// - Parameter lastStop: with no session, what the last one to stop could not save
+    ///   (`LastStopRecord`), said after the verdict.
+    public static func lines(_ values: [String: String]?, lastStop: LastStopRecord? = nil) -> [String] {
+        guard let values else { return [DiagnosticsVerdict.noSession.sentence] + (lastStop?.sentence.map { [$0] } ?? []) }
         var out: [String] = []
         // Flows not being saved lead (a trial's full disk read "Inspection is working", "flows 0
         // not saved", "Last errors none" while 3,569 flows were in memory only).
@@ -123,9 +125,13 @@ public enum DiagnosticsPresentation {
     /// `tv diag --json`: `running`, `verdict` (`case`, `sentence`), `nameResolution` (the notice's
     /// sentence or null), `sections` (the counters grouped as the text groups them: `title`, `rows` of
     /// `label` and `value`), `session` (the status values, as `tv status --json`).
-    public static func json(_ values: [String: String]?) -> JSONValue {
+    /// - Parameter lastStop: with no session, what the last one to stop could not save
+    ///   (`LastStopRecord.json` under `lastStop`, when it lost anything).
+    public static func json(_ values: [String: String]?, lastStop: LastStopRecord? = nil) -> JSONValue {
         guard let values else {
-            return .object([("running", .bool(false)), ("verdict", verdictJSON(.noSession)), ("nameResolution", .null)])
+            var fields: [(String, JSONValue)] = [("running", .bool(false)), ("verdict", verdictJSON(.noSession)), ("nameResolution", .null)]
+            if let lastStop, lastStop.sentence != nil { fields.append(("lastStop", lastStop.json)) }
+            return .object(fields)
         }
         return .object([("running", .bool(true)),
                         ("verdict", verdictJSON(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)))),

@@ -10,9 +10,12 @@ public enum FlowDetailPresentation {
     ///   - now: µs since the epoch.
     ///   - content: what the turns index holds for this flow (`ContentStore.summary`); the
     ///     section is written from it, so read it before drawing.
-    ///   - leftOpen: the flow is open and its session is gone (`FlowStore.isLeftOpen`): it is
-    ///     not "open, N so far", growing while nothing runs (a trial).
-    public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary(), leftOpen: Bool = false) -> [String] {
+    ///   - leftOpen: the flow is open and its session is gone, and how it ended
+    ///     (`FlowStore.leftOpen`): it is not "open, N so far", growing while nothing runs (a
+    ///     trial), and its row lacks its last update, so its status is not claimed.
+    public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary(), leftOpen: LeftOpenCause? = nil) -> [String] {
+        // The row of a flow left open holds what was saved before its last update was lost.
+        let leftOpen = f.duration == nil ? leftOpen : nil
         var out: [String] = []
         let name = TerminalText.line(f.host ?? f.serverAddress)
         if name.isEmpty {
@@ -29,17 +32,17 @@ public enum FlowDetailPresentation {
         out.append("  program      \(FlowProgramPresentation.sentence(f.program))")
         if let instance = f.instance { out.append("  instance     \(SharedInstancePresentation.sentence(instance))") }
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
-        if f.duration == nil, leftOpen {
+        if let leftOpen {
             out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last)), its last recorded activity")
-            out.append("  duration     unknown: its session ended without closing it (killed or crashed); the next tv run or tv exec closes it as interrupted")
+            out.append("  duration     unknown: \(sessionEnd(leftOpen)); the next tv run or tv exec closes it as interrupted")
         } else {
             out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
             out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
         }
         out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up\(exactCount(f.bytesUp)), ↓ \(Units.bytes(f.bytesDown)) down\(exactCount(f.bytesDown))"
-                   + bytesMeaning(f))
+                   + bytesMeaning(f) + (leftOpen == nil ? "" : "; as last saved, before its last update was lost"))
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
-        out.append("  status       \(statusSentence(f))")
+        out.append("  status       \(leftOpen == nil ? statusSentence(f) : leftOpenStatus(f, content: content))")
         // A failed (or uninspected encrypted) flow's error is its failure reason, already said on
         // the status line; a kept-private flow's status points to this line (it was left out: a trial).
         let saidOnStatus = (f.status == .failed || f.status == .encrypted) && f.error == f.failureReason
@@ -49,10 +52,10 @@ public enum FlowDetailPresentation {
         out.append("")
         out.append("Handshake")
         if f.clientVersions.isEmpty && f.tlsVersion == nil && f.clientTLSVersion == nil {
-            out.append("  no TLS handshake was seen")
+            out.append(leftOpen == nil ? "  no TLS handshake was seen" : "  not recorded (the row lacks the flow's last update)")
         } else {
             out.append("  offered      versions \(f.clientVersions.isEmpty ? "—" : list(f.clientVersions)); ALPN \(f.clientALPN.isEmpty ? "none" : list(f.clientALPN))")
-            out += chosenLines(f)
+            out += chosenLines(f, lastUpdateLost: leftOpen != nil)
         }
         if let subject = f.certificateSubject {
             out.append("  certificate  \(TerminalText.line(subject))")
@@ -87,7 +90,9 @@ public enum FlowDetailPresentation {
     /// `upstream_leg`): the client leg's version (client to tv) and the server leg's (tv to
     /// server) on lines of their own, since they can differ; one handshake end to end (passed
     /// through): one version.
-    static func chosenLines(_ f: FlowRecord) -> [String] {
+    /// - Parameter lastUpdateLost: the row lacks the flow's last update (left open, or closed as
+    ///   interrupted): a version it does not hold is not recorded, not "did not finish".
+    static func chosenLines(_ f: FlowRecord, lastUpdateLost: Bool = false) -> [String] {
         let alpn = "ALPN " + chosenALPN(f)
         guard f.chosenVersionSource == "upstream_leg" else {
             // Nothing of the server's side was read: not "chosen unknown; ALPN none", which read
@@ -101,8 +106,10 @@ public enum FlowDetailPresentation {
             return ["  chosen       \(TerminalText.line(f.tlsVersion ?? f.clientTLSVersion ?? "unknown"))\(source); \(alpn)"]
         }
         // One bracket a line: the leg's direction, or why it has no version.
+        let notRecorded = lastUpdateLost || f.status == .interrupted
         let client = f.clientTLSVersion.map { TerminalText.line($0) + " (client to tv)" }
-            ?? (f.status == .notEncrypted ? "none (the client spoke no TLS to tv)" : "none (the client's handshake with tv did not finish)")
+            ?? (notRecorded ? "not recorded (the row lacks the flow's last update)"
+                : f.status == .notEncrypted ? "none (the client spoke no TLS to tv)" : "none (the client's handshake with tv did not finish)")
         return ["  client leg   \(client)",
                 "  server leg   \(TerminalText.line(f.tlsVersion ?? "unknown")) (tv to server); \(alpn)"]
     }
@@ -149,8 +156,27 @@ public enum FlowDetailPresentation {
         case .keptPrivate: return "kept private — passed through untouched, as tv remembered for this client, host and port (the error line says why; `tv pinned` lists what is remembered)"
         case .failed: return "failed — \(f.failureReason.map(TerminalText.line) ?? "no reason was recorded")"
         case .interrupted:
-            return "interrupted — the tv session carrying it ended without closing it (killed, crashed or lost power); it ends here at its last recorded activity"
+            return "interrupted — its end was never recorded: the tv session carrying it was killed, crashed or lost power, or stopped unable to save it (a full disk); it ends here at its last recorded activity"
         }
+    }
+
+    /// How the session of a flow left open ended (`LeftOpenCause`), as the duration line says it.
+    static func sessionEnd(_ cause: LeftOpenCause) -> String {
+        switch cause {
+        case .killed: return "its session ended without closing it (killed or crashed)"
+        case .stoppedUnsaved: return "its session stopped unable to save its end (the disk holding the data folder was full, or its database could not be written)"
+        }
+    }
+
+    /// The status of a flow left open, whose row lacks its last update (trial 43: rows with 64 KiB
+    /// of kept content read "encrypted — passed through untouched", the status written as the
+    /// connection opened): only what the row proves. Inspection is set once it happened, and kept
+    /// content proves it; anything else is not known.
+    static func leftOpenStatus(_ f: FlowRecord, content: ContentSummary) -> String {
+        let lost = "its last update, with how it ended, was never saved"
+        if f.status == .inspected { return "inspected — tv terminated TLS on both legs; " + lost }
+        if content.turns > 0 { return "inspected, as its kept content shows; " + lost }
+        return "not known — " + lost + "; the row holds what tv saved as the connection began"
     }
 
     /// An inspected flow the client closed without sending anything over tv's leaf, and that

@@ -90,7 +90,9 @@ public struct RecordingLosses: Sendable, Equatable {
         contentChunksDropped = content.chunksDropped
         contentBytesDropped = Int(content.bytesDropped)
         contentFailing = content.failing
-        lastContentError = content.failedWrites > 0 ? content.lastError?.message : nil
+        // A sweep's failure is no lost turn's; a hold for the flow history is, with no failed
+        // write (`HistoryFirst`: its reason went unsaid).
+        lastContentError = content.failedWrites > 0 || content.turnsLost > 0 ? content.lastError?.message : nil
         if let decrypted {
             hasDecryptedCapture = true
             decryptedPacketsNotSaved = Int(decrypted.packetsNotSaved)

@@ -67,6 +67,9 @@ final class SessionWiring: Sendable {
          say: @escaping @Sendable (String) -> Void) throws {
         try home.ensureExists()
         try home.ensureDirectory(home.runDirectory)
+        // Room for the stop's record while there is room (`LastStopRecord`: a stop on a full disk
+        // writes it in place).
+        LastStopRecord.reserve(home)
         settings = SettingsStore(file: SettingsFile(home: home))
         captureSecrets = CaptureSecrets(environment: environment, keyLogSwitch: keyLogSwitch)
 
@@ -179,6 +182,10 @@ final class SessionWiring: Sendable {
         let policy = Session.contentPolicy(record, inspecting: inspecting, force: options.forceContentKeep)
         var contentConfiguration = ContentWriterConfiguration(databasePath: home.databasePath, directory: home.contentDirectory, expiry: policy.expiry)
         contentConfiguration.carried = carriedEvidence
+        // The flow history first on a disk they share (`HistoryFirst`): a trial's kept content
+        // took the room freed on a full disk before the waiting flows could.
+        let historyFirst = writer.historyFirst
+        contentConfiguration.historyFirst = DiskSpace.sameDisk(home.contentDirectory, home.databasePath) ? historyFirst : nil
         contentWriter = try ContentWriter(contentConfiguration) { change, counters in
             say(RecordingPresentation.contentNotice(change, counters))
         }
@@ -214,7 +221,8 @@ final class SessionWiring: Sendable {
                                         lookUpWhenServerKnown: peersAreServers)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         // A full disk is said at once (one line), and again when recording resumes, as for flows and content.
-        let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting) { change, counters in
+        let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting,
+                                                       historyFirst: DiskSpace.sameDisk(home.captureDirectory, home.databasePath) ? historyFirst : nil) { change, counters in
             say(RecordingPresentation.decryptedCaptureNotice(change, counters))
         }
         decryptedCapture = decrypted
@@ -271,6 +279,7 @@ final class SessionWiring: Sendable {
         store.closeEmptyingWAL()
         if let first = keptLocalFirst { StoreKeptLocal.sessionStops(home: home, first: first, last: writer.highestAllocatedID) }
         var final = losses
+        defer { LastStopRecord(atMicros: EngineClock.wallMicros(), pid: getpid(), losses: final).write(home) }
         if let shared {
             // What this session may have sent: a start after a restore, with the store not
             // answering, goes on past it.

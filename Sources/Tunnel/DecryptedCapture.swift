@@ -98,11 +98,13 @@ public final class DecryptedCapture: ChunkRecorder {
     ///   - tailInterval: seconds the tail past the file's last whole block may wait in the direct
     ///     buffer before it is written (`CaptureTailSchedule`; `flush` writes it at once).
     ///   - retryMillis: the backoff after a failed write (`DecryptedCaptureConfiguration`).
+    ///   - historyFirst: the flow writer's standing on the same disk (`FlowWriter.historyFirst`):
+    ///     no room is taken while it holds the capture (`HistoryFirst`); nil, never held.
     ///   - onHealthChange: told when writes start failing and when they resume (the session says
     ///     one line each time, as for flows and content).
     public init(path: String, rotation: CaptureRotation = CaptureRotation(), lingerMillis: Int = 50, directWrites: Bool = true,
                 directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes, tailInterval: Double = 1,
-                retryMillis: (base: Int, cap: Int) = (1_000, 8_000),
+                retryMillis: (base: Int, cap: Int) = (1_000, 8_000), historyFirst: HistoryFirstSignal? = nil,
                 onHealthChange: (@Sendable (WriteHealth.Change, DecryptedCaptureCounters) -> Void)? = nil) {
         recording = Atomic(true)
         var n = 1
@@ -118,6 +120,7 @@ public final class DecryptedCapture: ChunkRecorder {
         configuration.directBufferBytes = directBufferBytes
         configuration.tailInterval = tailInterval
         (configuration.retryBaseMillis, configuration.retryCapMillis) = retryMillis
+        configuration.historyFirst = historyFirst
         let hooks = DecryptedCaptureHooks(update: { queue.updateCounters($0) },
                                           health: { change, counters in onHealthChange?(change, counters) },
                                           closed: { closedHandler.handler.withLock { $0 }?() })

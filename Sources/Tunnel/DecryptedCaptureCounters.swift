@@ -1,4 +1,5 @@
 import Capture
+import FlowStore
 import FlowTerms
 import TVHome
 #if canImport(Glibc)
@@ -35,9 +36,9 @@ public struct DecryptedCaptureCounters: Sendable, Equatable {
     public var flowsNotSaved: UInt64 = 0
     /// Writes that failed (appends, the held tail, a new file's head), retries included.
     public var failedWrites: UInt64 = 0
-    /// True from a failed write until a file is written again.
+    /// True from a failed (or held) write until a file is written again.
     public var failing = false
-    /// Why the last write failed (nil until one did).
+    /// Why the last write failed, or was held for the flow history (nil until one was).
     public var lastFailure: DecryptedCaptureFailure?
 
     public init() {}
@@ -50,6 +51,9 @@ public enum DecryptedCaptureFailure: UserFacingError, Equatable {
     case diskFull(path: String)
     /// Any other failure to create or write the file.
     case cannotWrite(path: String, reason: String)
+    /// No write was made: the flow history came first (`HistoryFirst`), flows waiting for room
+    /// on the full disk or the disk short of room since.
+    case heldForHistory(HistoryFirst.Hold)
 
     /// The failure of a write of `path` that failed with `error`.
     public init(path: String, error: Errno) {
@@ -66,6 +70,8 @@ public enum DecryptedCaptureFailure: UserFacingError, Equatable {
             return "The disk holding the data folder is full (\(path) cannot grow); free some space on it and try again."
         case let .cannotWrite(path, reason):
             return "Could not write the decrypted capture \(path) (\(reason)); check free space and that the captures folder belongs to you (0700), then try again."
+        case let .heldForHistory(hold):
+            return hold.sentence("the decrypted capture")
         }
     }
 }

@@ -16,6 +16,7 @@ extension DecryptedCaptureThread {
         // with no packet coming (an idle download's connection): recording resumes, and is said,
         // as soon as there is room.
         if file == nil, figures.failing, !streams.isEmpty, let retryAtNanos, DispatchTime.now().uptimeNanoseconds >= retryAtNanos {
+            askHistoryFirst()
             openFile(at: EngineClock.wallMicros())
             publish()
         }
@@ -97,6 +98,7 @@ extension DecryptedCaptureThread {
     /// backoff runs. A file that cannot take its head is removed, and that is a failed write.
     func openFile(at micros: Int64) {
         if let retryAtNanos, DispatchTime.now().uptimeNanoseconds < retryAtNanos { return }
+        guard heldFor == nil else { return }
         let base = firstPath ?? configuration.folder + "/" + DecryptedCapture.fileName(startMicros: EngineClock.wallMicros())
         var n = 1
         var made: (output: CaptureFileAppender, path: String)?
@@ -203,6 +205,25 @@ extension DecryptedCaptureThread {
         retryAtNanos = DispatchTime.now().uptimeNanoseconds + UInt64(delay) * 1_000_000
         closeFile(rotated: true)
         if health.record(succeeded: false) == .startedFailing {
+            figures.failing = true
+            hooks.health(.startedFailing, publish())
+        }
+    }
+
+    /// Asks whether the capture may take room now (`HistoryFirst`): when it may not, the file
+    /// being written is closed whole (what comes is counted as not saved, as after a failed
+    /// write) and that is said when writes were working; `heldFor` keeps the reason, so no file
+    /// opens until a later ask finds the history written.
+    func askHistoryFirst() {
+        guard let signal = configuration.historyFirst else { return }
+        guard case let .hold(hold) = signal.permission(writingIn: configuration.folder) else {
+            heldFor = nil
+            return
+        }
+        heldFor = hold
+        figures.lastFailure = .heldForHistory(hold)
+        closeFile(rotated: true)
+        if health.recordHeld() == .startedFailing {
             figures.failing = true
             hooks.health(.startedFailing, publish())
         }

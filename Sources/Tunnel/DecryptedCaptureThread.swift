@@ -23,6 +23,9 @@ public struct DecryptedCaptureConfiguration: Sendable {
     /// milliseconds (1 s doubling to 8 s): packets meanwhile are counted, not tried one by one.
     public var retryBaseMillis = 1_000
     public var retryCapMillis = 8_000
+    /// The flow writer's standing on the same disk: while it holds the capture (`HistoryFirst`),
+    /// no file is open and packets are counted as not saved. Nil: never held.
+    public var historyFirst: HistoryFirstSignal?
 
     public init(firstPath: String) { self.firstPath = firstPath }
 
@@ -100,6 +103,9 @@ final class DecryptedCaptureThread: QueueWriter {
     /// Failed attempts in a row, and when the next may be made (monotonic ns).
     var failuresInARow = 0
     var retryAtNanos: UInt64?
+    /// Why no room may be taken now (`HistoryFirst`), as the last batch's check found; nil when
+    /// it may. No file is opened meanwhile.
+    var heldFor: HistoryFirst.Hold?
     /// The writer's own counters (`publish` copies them into the queue's).
     var figures = DecryptedCaptureCounters()
     /// Flows whose losses are counted (each once); those no longer open are let go after a write.
@@ -161,6 +167,7 @@ final class DecryptedCaptureThread: QueueWriter {
 
     func write(_ batch: DecryptedCaptureBatch) -> Int {
         guard let base = batch.storeBase else { return 0 }
+        askHistoryFirst()
         var pending = PendingRuns()
         var notWritten = 0
         for item in batch.items {

@@ -74,6 +74,44 @@ import FlowTerms
         try registry.unregister(next, interruptingOpenFlows: false, now: 30_000)
     }
 
+    /// Trial 43: a clean `tv stop` on a full disk could not end its writer nor close its open
+    /// flows, and the next start called them left by a session "killed or crashed".
+    @Test("a writer that stops unable to write its end leaves its stopped mark (its lock file renamed): its open flows read as left by a session that stopped unable to save, the next start closes them so and counts them apart, and removes the mark; a killed writer's read as killed")
+    func stoppedUnableToSave() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try database(folder)
+        let registry = FlowWriterRegistry(database: database)
+        let (stopping, _) = try registry.register(pid: 4_242, now: 1_000)
+        let (killed, _) = try registry.register(pid: 4_243, now: 1_000)
+        try insertFlow(database, id: 1, writer: stopping.id, start: 5_000, last: 7_500, status: .encrypted)
+        try insertFlow(database, id: 2, writer: stopping.id, start: 6_000, last: 6_500)
+        try insertFlow(database, id: 3, writer: killed.id, start: 6_000, last: 6_000)
+        // The disk full at the stop: no row can be written.
+        try database.execute("CREATE TRIGGER no_room BEFORE UPDATE ON flow_writers BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+        #expect(throws: FlowStoreError.self) { try registry.unregister(stopping, interruptingOpenFlows: true, now: 9_000) }
+        try database.execute("DROP TRIGGER no_room")
+        let mark = FlowWriterRegistry.stoppedMarkPath(database: database.path, writer: stopping.id)
+        #expect(mark == folder + "/tunnelvision.sqlite3-writer-\(stopping.id).stopped")
+        #expect(FileManager.default.fileExists(atPath: mark) && !FileManager.default.fileExists(atPath: stopping.lockPath))
+        #expect(try row(database, 1) == ("encrypted", nil))
+        close(killed.lockDescriptor)
+
+        let store = try FlowStore(path: database.path)
+        #expect(try store.leftOpen(flowID: 1) == .stoppedUnsaved)
+        #expect(try store.leftOpen(flowID: 3) == .killed)
+        store.close()
+
+        let (next, recovery) = try registry.register(pid: 4_244, now: 20_000)
+        #expect(recovery == FlowWriterRecovery(deadWriters: 1, interruptedFlows: 1, stoppedWriters: 1, stoppedFlows: 2))
+        #expect(try row(database, 1) == ("interrupted", 2_500))
+        #expect(try row(database, 2) == ("interrupted", 500))
+        #expect(try row(database, 3) == ("interrupted", 0))
+        #expect(!FileManager.default.fileExists(atPath: mark))
+        try registry.unregister(next, interruptingOpenFlows: false, now: 30_000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".lock") || $0.hasSuffix(".stopped") } == [])
+    }
+
     @Test("a live writer's open flows are left alone, even by a writer in the same process")
     func liveWritersFlowsStayOpen() throws {
         let folder = makeTemporaryFolder()
@@ -167,7 +205,7 @@ import FlowTerms
             #expect(try store.flow(id: kept.id)?.duration == nil)
 
             let session = try store.makeWriter()
-            #expect(session.interruptedAtStart == (0, 0))
+            #expect(session.interruptedAtStart == FlowWriterRecovery())
             var lost = session.open(sampleFlow(start: 200))
             lost.lastActivityTime = 950
             session.enqueue(.updated(lost))
@@ -181,7 +219,7 @@ import FlowTerms
             #expect(try store.flow(id: done.id)?.duration == 40)
             // The first writer ended cleanly: a later one does not touch its open row.
             let later = try store.makeWriter()
-            #expect(later.interruptedAtStart == (0, 0))
+            #expect(later.interruptedAtStart == FlowWriterRecovery())
             later.close()
             #expect(try store.flow(id: kept.id)?.duration == nil)
             // No lock file is left behind by clean closes.

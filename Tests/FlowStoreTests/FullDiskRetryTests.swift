@@ -78,4 +78,29 @@ struct FullDiskRetryTests {
         #expect(try store.count(FlowQuery()) == 18_384)
         #expect(!writer.counters.failing)
     }
+
+    @Test("the flow writer's standing for the other writers (`HistoryFirst`): clear while it writes; flows waiting once a write failed for the full disk; short of room once freed room took them, the disk still short of `FullDiskWrites.roomToLeave`")
+    func standingForTheOtherWriters() throws {
+        let disk = try SmallDisk(megabytes: 8)
+        defer { disk.unmount() }
+        let store = try FlowStore(path: disk.path + "/tunnelvision.sqlite3")
+        defer { store.close() }
+        let writer = try store.makeWriter()
+        defer { writer.close() }
+        for n in 0..<10 { writer.open(flow(n)) }
+        writer.flush()
+        #expect(writer.historyFirst.standing == .clear)
+
+        disk.fill("rest")
+        for n in 10..<1_010 { writer.open(flow(n)) }
+        writer.flush()
+        #expect(writer.counters.failing && writer.counters.unwrittenFlows > 0, "\(writer.counters)")
+        #expect(writer.historyFirst.standing == .flowsWaiting)
+
+        disk.free("rest")
+        #expect(wait { writer.counters.unwrittenFlows == 0 && !writer.counters.failing })
+        #expect(try store.count(FlowQuery()) == 1_010)
+        #expect(disk.freeBytes < FullDiskWrites.roomToLeave)
+        #expect(writer.historyFirst.standing == .shortOfRoom)
+    }
 }

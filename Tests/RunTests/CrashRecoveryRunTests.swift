@@ -41,7 +41,7 @@ struct CrashRecoveryRunTests {
         #expect(listed.status == 0)
         #expect(listed.out.split(separator: "\n").filter { $0.hasSuffix("interrupted") }.count == 2, "\(listed)")
         let detail = try box.tv("flow", String(rows[0].int("id")!))
-        #expect(detail.out.contains("  status       interrupted — the tv session carrying it ended without closing it (killed, crashed or lost power); it ends here at its last recorded activity\n"), "\(detail)")
+        #expect(detail.out.contains("  status       interrupted — its end was never recorded: the tv session carrying it was killed, crashed or lost power, or stopped unable to save it (a full disk); it ends here at its last recorded activity\n"), "\(detail)")
         // A clean stop leaves nothing for the session after it.
         try next.stop()
         let third = try world.run("--inspect")

@@ -1,4 +1,5 @@
 import FlowStore
+import Recording
 import Testing
 @testable import TVCore
 import FlowTerms
@@ -128,6 +129,45 @@ import FlowTerms
         #expect(FlowDetailPresentation.statusSentence(old)
                 == "encrypted — passed through untouched, not inspected: the client offers only TLSv1.1, below tv's minimum TLSv1.2; passed through")
         #expect(FlowDetailPresentation.statusSentence(flow(.encrypted)) == "encrypted — passed through untouched")
+    }
+
+    /// Trial 43: after a clean stop on a full disk, a row whose last update was lost read
+    /// "encrypted — passed through untouched", "client leg none" beside "Decrypted content 64.0
+    /// KiB saved", and its session "killed or crashed".
+    @Test("a flow left open by a session that stopped unable to save: its session's end said as it was, its status not claimed (inspected only where the row or its kept content proves it), its client leg and bytes as last saved; closed as interrupted, the status covers that stop")
+    func leftOpenByASessionThatStoppedUnsaved() {
+        var f = flow(.encrypted)
+        f.duration = nil
+        f.alpn = nil
+        f.tlsVersion = nil
+        f.bytesUp = 0
+        f.bytesDown = 0
+        f.chosenVersionSource = "upstream_leg"
+        f.lastActivityTime = f.startTime
+        f.clientVersions = ["TLSv1.3", "TLSv1.2"]
+        let kept = ContentSummary(turns: 1, keptBytes: 65_536, seenBytes: 100_000, truncated: true)
+        let lines = FlowDetailPresentation.lines(f, now: now, content: kept, leftOpen: .stoppedUnsaved)
+        #expect(lines.contains("  duration     unknown: its session stopped unable to save its end (the disk holding the data folder was full, or its database could not be written); the next tv run or tv exec closes it as interrupted"), "\(lines)")
+        #expect(lines.contains("  status       inspected, as its kept content shows; its last update, with how it ended, was never saved"), "\(lines)")
+        #expect(lines.contains("  bytes        ↑ 0 B up, ↓ 0 B down — TCP payload; as last saved, before its last update was lost"), "\(lines)")
+        #expect(lines.contains("  client leg   not recorded (the row lacks the flow's last update)"), "\(lines)")
+        #expect(!lines.contains { $0.contains("passed through untouched") || $0.contains("did not finish") || $0.contains("killed") }, "\(lines)")
+        // Saved before its ClientHello was read: no handshake is claimed either way.
+        var early = f
+        early.clientVersions = []
+        #expect(FlowDetailPresentation.lines(early, now: now, leftOpen: .killed).contains("  not recorded (the row lacks the flow's last update)"))
+        // Nothing kept, nothing inspected on the row: not known.
+        let bare = FlowDetailPresentation.lines(f, now: now, leftOpen: .killed)
+        #expect(bare.contains("  duration     unknown: its session ended without closing it (killed or crashed); the next tv run or tv exec closes it as interrupted"))
+        #expect(bare.contains("  status       not known — its last update, with how it ended, was never saved; the row holds what tv saved as the connection began"), "\(bare)")
+        f.status = .inspected
+        #expect(FlowDetailPresentation.lines(f, now: now, leftOpen: .killed).contains("  status       inspected — tv terminated TLS on both legs; its last update, with how it ended, was never saved"))
+        // Closed since: interrupted, in words that cover a stop unable to save.
+        f.status = .interrupted
+        f.duration = 0
+        #expect(FlowDetailPresentation.statusSentence(f) == "interrupted — its end was never recorded: the tv session carrying it was killed, crashed or lost power, or stopped unable to save it (a full disk); it ends here at its last recorded activity")
+        #expect(FlowDetailPresentation.chosenLines(f)[0] == "  client leg   not recorded (the row lacks the flow's last update)")
+        #expect(FlowDetailPresentation.lines(f, now: now, content: kept, leftOpen: .stoppedUnsaved).contains { $0.hasPrefix("  status       interrupted — ") })
     }
 
     @Test("both legs' TLS versions: the list shows the client's, the server's beside it only when they differ; the detail gives each leg a line")

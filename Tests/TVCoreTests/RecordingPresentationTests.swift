@@ -69,6 +69,32 @@ import Tunnel
             == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk (64.0 KiB) dropped because the content writer could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.")
     }
 
+    /// Trial 43: flows failed on the full disk and were all written at a retry, while content and
+    /// the decrypted capture were held for them (`HistoryFirst`, no failed write of their own):
+    /// the stop named the flows' disk full as the last error of what content lost, and `tv status`
+    /// gave the held turns no reason.
+    @Test func contentHeldForTheHistoryIsSaidWithItsOwnReason() {
+        var content = ContentCounters()
+        content.turnsLost = 40
+        content.failing = true
+        content.lastError = .heldForHistory(.reserve(freeBytes: 1_048_576))
+        var decrypted = DecryptedCaptureCounters()
+        decrypted.packetsNotSaved = 12
+        decrypted.bytesNotSaved = 3_000
+        decrypted.flowsNotSaved = 2
+        decrypted.failing = true
+        decrypted.lastFailure = .heldForHistory(.flowsWaiting)
+        let losses = RecordingLosses(flows: flowCounters(failedWrites: 5), content: content, decrypted: decrypted)
+        let held = "The disk holding the data folder was full and has 1.0 MiB free, within the 16.0 MiB kept for the flow history: decrypted content takes none of it; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room)."
+        #expect(losses.lastContentError == held)
+        #expect(RecordingPresentation.statusLines(losses).contains("  last error      " + held))
+        #expect(RecordingPresentation.stopped(losses, folder: "/d")
+            == "not everything was saved in /d: 40 turns of decrypted content never written, 12 packets of the decrypted capture never written (2.9 KiB of plaintext, 2 flows). The last error: " + held)
+        // Only the capture lost anything: its reason.
+        let captureOnly = RecordingLosses(flows: flowCounters(failedWrites: 5), content: ContentCounters(), decrypted: decrypted)
+        #expect(RecordingPresentation.stopped(captureOnly, folder: "/d").hasSuffix(" The last error: The disk holding the data folder is full and flows wait in memory to be saved: the flow history comes first, so the decrypted capture takes no room until they are written; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room)."))
+    }
+
     @Test func statusLinesAndTheControlValuesRoundTrip() {
         var content = ContentCounters()
         content.turnsLost = 1

@@ -210,7 +210,7 @@ enum FlowCommands {
             let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }
             let summary = try content.summary(flow: id)
-            let leftOpen = record.duration == nil && ((try? store.isLeftOpen(flowID: id)) ?? false)
+            let leftOpen = record.duration == nil ? (try? store.leftOpen(flowID: id)) ?? nil : nil
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary, leftOpen: leftOpen) { inv.console.line(line) }
             for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged, total: exchanges.total,
                                                           leftOut: record.requestsLeftOut, flowID: id) { inv.console.line(line) }

@@ -100,7 +100,7 @@ enum RunCommands {
     }
 
     static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
-                                        discussion: "Every session live on the data folder is shown (a `tv run` and any number of `tv exec`s can run on one): with two or more, a first line says how many and what they add up to, then each follows; --session PID shows one. With --json and two or more, the object is the first's (`tv run`'s, else the oldest `tv exec`'s) with sessionCount, sessions (each one's object) and totals beside it.",
+                                        discussion: "Every session live on the data folder is shown (a `tv run` and any number of `tv exec`s can run on one): with two or more, a first line says how many and what they add up to, then each follows; --session PID shows one. With --json and two or more, the object is the first's (`tv run`'s, else the oldest `tv exec`'s) with sessionCount, sessions (each one's object) and totals beside it. With none running, it says so (exit 3) and what the last session to stop could not save, if anything (flows, turns, packets; --json: lastStop).",
                                         options: [OptionSpec("json", help: "Print as JSON."), LiveSessionOption.spec])
     static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).",
                                       discussion: "Exits 0 once the session has stopped, 3 when none is running (as `tv status`).")
@@ -324,11 +324,14 @@ enum RunCommands {
                         ("rpFilterLoosened", .bool(left.rpFilterWas != nil)), ("said", .string(Self.leftRoutingSentence(left))),
                     ])))
                 }
+                // What the last session could not save (`LastStopRecord`; trial 43's lost flows left no trace).
+                if let last = LastStopRecord.read(home), last.sentence != nil { fields.append(("lastStop", last.json)) }
                 inv.console.line(JSONValue.object(fields).serialized(pretty: true))
             } else if !home.exists {
                 inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
                 inv.console.line(SessionStatusPresentation.noSession(folder: home.path))
+                if let said = LastStopRecord.read(home)?.sentence { inv.console.line("  " + said) }
                 if let left = HostTunnelClaim.leftNow() { inv.console.line("  " + Self.leftRoutingSentence(left)) }
                 // A session a killed `tv run --audit` left recording is closed here, and said
                 // (a re-check's was closed silently, and `tv audit stop` then found none).
