@@ -79,6 +79,18 @@ struct ExchangeReaderPipelinedRefusalTests {
             failure: .responseUnreadable("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)."), answer: .status(502))))
     }
 
+    @Test("the server silent until the idle timeout: tv's 504 answers the waiting request and the connection closes, so the held refusal's row ends refused, unanswered, first (not as a 400 tv never sent)")
+    func abandoned() {
+        let none = ExchangePlaybook(http1: true)
+        none.client(Self.first + Self.nul, at: 1)
+        var told: [ExchangeRecord] = []
+        none.reader.abandonHold(at: 9) { told.append($0) }
+        #expect(Self.rows(told) == ["/a%00b - answered"])
+        #expect(Self.rows(none.server("HTTP/1.1 504 Gateway Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", at: 10)) == ["/first 504 complete"])
+        #expect(none.reader.stop == nil)
+        #expect(none.end(at: 11).isEmpty)
+    }
+
     @Test("a lone bad request after its burst's earlier bytes (a body whose response came first): those go on, the 400 at once, as before")
     func loneAfterBytes() {
         let p = ExchangePlaybook()

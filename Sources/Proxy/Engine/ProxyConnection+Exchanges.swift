@@ -64,6 +64,8 @@ extension ProxyConnection {
             if exchange.state == .complete || (exchange.state == .incomplete && exchange.status != nil) { exchange.state = .answered }
             sink?.exchangeChanged(exchange)
         }
+        // A refused request held behind the one answered never gets its own answer.
+        reader.abandonHold(at: now) { sink?.exchangeChanged($0) }
         reader.feed(bytes, .serverToClient, at: now, emit: told)
         reader.end(at: now, emit: told)
         exchanges = nil

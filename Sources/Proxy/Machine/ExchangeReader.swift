@@ -193,6 +193,14 @@ final class ExchangeReader {
         http1?.takeHold()
     }
 
+    /// tv is about to answer the request waiting for its response itself and close: a held
+    /// refusal's answer never comes, and its row ends refused and unanswered
+    /// (`HTTP1ExchangeReading.abandonHold`).
+    func abandonHold(at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        guard stop == nil else { return }
+        http1?.abandonHold(at: micros) { if rows.passes($0, at: micros) { emit($0) } }
+    }
+
     /// The first GOAWAY with an error code either side of HTTP/2 sent, once
     /// (`HTTP2ExchangeReading.takeGoAway`); nil over HTTP/1.
     func takeGoAway() -> HTTP2GoAway? {

@@ -96,6 +96,18 @@ extension HTTP1ExchangeReading {
         return .refused(refusal)
     }
 
+    /// tv answers the request waiting for its response itself and closes (a 504 for a silent
+    /// server): the held refusal's answer will never come, and its row ends refused, unanswered,
+    /// now (read as the held answer's, it would have said a 400 tv never sent).
+    func abandonHold(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        held = nil
+        holdToTell = nil
+        guard var row = heldRecord else { return }
+        heldRecord = nil
+        Self.refusedUnanswered(&row, at: now)
+        emit(row)
+    }
+
     /// `record` as refused by tv and never answered (the connection ended before its answer
     /// could come): `answered` with no status, as the views say it ("refused by tv"); it never
     /// reached the server, so it is not `incomplete` (a trial's 256 rows of pipelined requests
