@@ -10,8 +10,14 @@ public enum ExchangeState: String, Sendable, Hashable, CaseIterable {
     case incomplete
     /// tv answered the request itself, in the server's place (it could not be reached, refused
     /// the connection, failed or did not answer in time): `status` and `reason` are tv's answer's
-    /// (a 502, a 504…) and the flow's error says why. Not the server's word.
+    /// (a 502, a 504…) and the flow's error says why. Not the server's word. With no `status`:
+    /// tv refused the request and never sent it to the server, and the connection ended before
+    /// tv's answer could come (it waited for the responses to requests pipelined before it:
+    /// `refusedSentence`); not `incomplete`, which says a request went on.
     case answered
+
+    /// What an `answered` row without a status means, as every view says it.
+    public static let refusedSentence = "refused by tv and never sent to the server; the connection ended before tv's answer could follow the responses to the requests before it"
 
     /// What `incomplete` means, as every view says it (`tv request`, the HAR's comments, from
     /// kept content or from rows alike).

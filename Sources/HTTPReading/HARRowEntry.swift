@@ -151,9 +151,10 @@ public enum HARRowEntry {
         case .complete: break
         case .open: notes.append("still open when exported")
         case .incomplete: notes.append(ExchangeState.incompleteSentence)
+        case .answered where row.status == nil: notes.append(ExchangeState.refusedSentence + " (`tv flow \(row.flowID)` says why)")
         case .answered: notes.append("answered by tv in the server's place (`tv flow \(row.flowID)` says why)")
         }
-        if row.status == nil { notes.append("no response was read") }
+        if row.status == nil, row.state != .answered { notes.append("no response was read") }
         if let clause = unknownSizeClause(row) { notes.append(clause) }
         return notes.joined(separator: "; ")
     }

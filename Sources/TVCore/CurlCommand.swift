@@ -58,7 +58,7 @@ public struct CurlCommand: Sendable, Equatable {
             // budget's doing (a re-check's note said so), nor content keeping's (a trial's 502
             // said keeping was off while it was on).
             if exchange.state == .answered {
-                note = "tv answered this request itself (`tv request \(exchange.id)` says why) and did not read it out of kept turns"
+                note = "tv \(exchange.status == nil ? "refused" : "answered") this request itself (`tv request \(exchange.id)` says why) and did not read it out of kept turns"
                     + (flowContentKept ? " (`tv turns \(exchange.flowID)` shows its bytes)" : "") + ", so this command sends the method and URL only."
                 return
             }

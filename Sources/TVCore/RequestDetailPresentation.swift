@@ -56,6 +56,9 @@ public struct RequestDetailPresentation: Sendable {
         if exchange.state == .answered, let status = exchange.status {
             return "  (the response, status \(status), was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered)"
         }
+        if exchange.state == .answered {
+            return "  (no response: the request was " + ExchangeState.refusedSentence + "; the flow's error says why tv refused it)"
+        }
         // A response still coming is read once its turn ends (a trial's streaming response was
         // said to be over its budget, and was whole a minute later).
         if exchange.state == .open, stoppedReading.isEmpty {
@@ -125,7 +128,8 @@ public struct RequestDetailPresentation: Sendable {
             // A shared row's flow is that instance's: this data folder's flow of the id is
             // another connection (a trial's hint named one).
             let command = sharedFrom.map { "tv flow \(e.flowID) --store URL --instance \(TerminalText.line(String($0.id.prefix(8))))" } ?? "tv flow \(e.flowID)"
-            status += " — answered by tv, not the server (`\(command)` says why)"
+            status += e.status == nil ? " — \(ExchangeState.refusedSentence) (`\(command)` says why)"
+                : " — answered by tv, not the server (`\(command)` says why)"
         }
         out.append(status)
         out.append("  request body \(Units.bytes(e.requestBodyBytes))" + asSent(e.requestBodyBytes, e.requestWireBytes))

@@ -406,11 +406,11 @@ function checkedDownload(link) {
 }
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
-// place, `200 incomplete` when the response never reached its end, `—` while open, `incomplete`
-// without one.
+// place, `200 incomplete` when the response never reached its end, `—` while open, `refused by
+// tv` for a request tv never sent whose answer never came, `incomplete` without one.
 function requestStatus(x) {
   if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : "");
-  return x.state === "open" ? "—" : "incomplete";
+  return x.state === "open" ? "—" : x.state === "answered" ? "refused by tv" : "incomplete";
 }
 
 function dl(pairs) {
@@ -1342,7 +1342,9 @@ async function requestDetail(id) {
   // As `tv request` says it: the code and reason, then the state (it read "200 incomplete OK").
   const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
-                  answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
+                  answered: x.status === null || x.status === undefined
+                    ? "refused by tv and never sent to the server; the connection ended before tv's answer (the connection's error says why)"
+                    : "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
   const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));

@@ -92,6 +92,9 @@ import Testing
         row.status = 502
         row.state = .answered
         #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; answered by tv in the server's place (`tv flow 5` says why)")
+        row.status = nil
+        #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; refused by tv and never sent to the server; the connection ended before tv's answer could follow the responses to the requests before it (`tv flow 5` says why)")
+        row.status = 502
         row.state = .incomplete
         #expect(HARRowEntry.comment(row) == "from the exchange row: no content is kept for its connection (never kept, or deleted since), so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
         row.contentEncoding = "gzip"

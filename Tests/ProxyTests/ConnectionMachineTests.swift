@@ -171,7 +171,7 @@ struct ConnectionMachineTests {
         #expect(ConnectionFailure.chunkedBodyRefused(.server, .sizeTooLarge).sentence
                 == "the server's chunked body is past a limit of tv's: A chunk size has more than 15 significant hexadecimal digits (2^60 bytes or more), more than tv counts; a 64-bit reader would wrap it around (RFC 9112 §7.1).")
         #expect(ConnectionFailure.pipelinedPastLimit(256).sentence
-                == "more than 256 requests waited for their responses on this connection, more than tv follows at once, so tv closed it")
+                == "more than 256 requests waited for their responses on this connection, more than tv follows at once: tv passed on the first 256 and their responses, then closed the connection (a client sends the rest again on a new one)")
     }
 
     @Test("a relayed HTTP/1 request head not whole within the head timeout: 408 and the close, counted, as on the plain path; no 408 behind a request waiting for its response; once only")

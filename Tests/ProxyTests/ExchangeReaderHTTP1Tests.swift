@@ -8,8 +8,10 @@ final class ExchangePlaybook {
     let reader: ExchangeReader
     private(set) var emitted: [ExchangeRecord] = []
 
-    init(keepsQuery: Bool = false, http2: Bool = false, scheme: String = "https", target: (scheme: String, authority: String)? = nil) {
-        reader = ExchangeReader(.init(flowID: 7, scheme: scheme, keepsQuery: keepsQuery, http2: http2, target: target))
+    /// `http1`: ALPN chose http/1.1; `maxOpen`: the reader's bound on requests waiting.
+    init(keepsQuery: Bool = false, http2: Bool = false, http1: Bool = false, scheme: String = "https",
+         target: (scheme: String, authority: String)? = nil, maxOpen: Int = 256) {
+        reader = ExchangeReader(.init(flowID: 7, scheme: scheme, keepsQuery: keepsQuery, http2: http2, http1: http1, maxOpen: maxOpen, target: target))
     }
 
     /// Feeds `bytes` as one burst; returns what was emitted for it.
@@ -309,10 +311,10 @@ struct ExchangeReaderHTTP1Tests {
     func notHTTPAndMalformed() {
         let tls = ExchangePlaybook()
         #expect(tls.feed([0x16, 0x03, 0x01, 0x00, 0x05], .clientToServer, at: 1) == [])
-        #expect(tls.reader.stop == .notHTTP)
+        #expect(tls.reader.stop == .notHTTP(NotHTTPStart(.client, first: [0x16, 0x03, 0x01, 0x00, 0x05])))
         let server = ExchangePlaybook()
         #expect(server.server("SSH-2.0-OpenSSH_9.2\r\n", at: 1) == [])
-        #expect(server.reader.stop == .notHTTP)
+        #expect(server.reader.stop == .notHTTP(NotHTTPStart(.server, first: Array("SSH-2.0-OpenSSH_".utf8), more: true)))
         let broken = ExchangePlaybook()
         broken.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
         let ended = broken.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", at: 2)
@@ -350,17 +352,20 @@ struct ExchangeReaderHTTP1Tests {
         later.client("POST /del", at: 3)
         let second = later.feed([0x7F] + Array("x?q=1 HTTP/1.0\r\nX-Bad: a".utf8) + [0] + Array("b\r\n\r\n".utf8), .clientToServer, at: 4)
         #expect(second.map { [$0.method, $0.path, $0.httpVersion, $0.state.rawValue, String($0.sequence)] } == [["POST", "/del%7Fx?q=1", "HTTP/1.0", "answered", "2"]])
-        // Behind a request still waiting for its response, a 400 would be read as that one's:
-        // not answered (the driver resets), both rows incomplete (a re-check's pipelined GET
-        // took the 400).
+        // Behind a request still waiting for its response, a 400 now would be read as that
+        // one's (a re-check's pipelined GET took it): the first goes on, the refused one is held
+        // back and its row waits open for tv's answer (`ExchangeReaderPipelinedRefusalTests`).
         let piped = ExchangePlaybook()
-        let both = piped.client("GET /first HTTP/1.1\r\nHost: a.test\r\n\r\nPOST /clte HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", at: 6)
-        #expect(both.map { "\($0.path) \($0.state.rawValue)" } == ["/first open", "/clte incomplete", "/first incomplete"], "\(both)")
-        guard case .refused(let pipedRefusal)? = piped.reader.stop, pipedRefusal.answer == .reset else { Issue.record("\(String(describing: piped.reader.stop))"); return }
+        let first = "GET /first HTTP/1.1\r\nHost: a.test\r\n\r\n"
+        let both = piped.client(first + "POST /clte HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", at: 6)
+        #expect(both.map { "\($0.path) \($0.state.rawValue)" } == ["/first open", "/clte open"], "\(both)")
+        #expect(piped.reader.stop == nil)
+        #expect(piped.reader.takeHold() == ExchangeRefusal(failure: .requestUnreadable("The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."), answer: .status(400),
+                                                           passing: first.utf8.count, awaitsResponses: true))
         // Not a request at all: no row, not HTTP (forwarded as another protocol).
         let other = ExchangePlaybook()
         #expect(other.client("hello\u{0}there\r\n\r\n", at: 1) == [])
-        #expect(other.reader.stop == .notHTTP)
+        #expect(other.reader.stop == .notHTTP(NotHTTPStart(.client, first: Array("hello\u{0}there\r\n\r\n".utf8))))
     }
 
     @Test("framing a strict server reads otherwise is refused with a row: Content-Length beside Transfer-Encoding (one POST through a tunnel was recorded as a POST and a smuggled GET: a trial), disagreeing lengths, a space before a colon; chunked alone is read")
@@ -403,15 +408,16 @@ struct ExchangeReaderHTTP1Tests {
         #expect(line([0x16, 0x03, 0x01]) == nil)
     }
 
-    @Test("bounded: more requests waiting than the limit are refused (reset: earlier ones wait), not passed unread")
+    @Test("bounded: more requests waiting than the limit are refused from the first past it, not passed unread: the ones before go on and are answered, then the close (a trial's 300 pipelined GETs got no response, and 256 rows said incomplete for requests never sent)")
     func bounded() {
-        let reader = ExchangeReader(.init(flowID: 7, scheme: "http", keepsQuery: false, http2: false, maxOpen: 2))
-        var emitted: [ExchangeRecord] = []
-        Array("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes {
-            reader.feed($0, .clientToServer, at: 1) { emitted.append($0) }
-        }
-        #expect(emitted.map(\.state) == [.open, .open, .incomplete, .incomplete])
-        #expect(reader.stop == .refused(ExchangeRefusal(failure: .pipelinedPastLimit(2), answer: .reset)))
+        let p = ExchangePlaybook(scheme: "http", maxOpen: 2)
+        let two = "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n"
+        #expect(p.client(two + "GET /3 HTTP/1.1\r\n\r\nGET /4 HTTP/1.1\r\n\r\n", at: 1).map { "\($0.path) \($0.state.rawValue)" } == ["/1 open", "/2 open"])
+        #expect(p.reader.stop == nil)
+        #expect(p.reader.takeHold() == ExchangeRefusal(failure: .pipelinedPastLimit(2), answer: .close, passing: two.utf8.count, awaitsResponses: true))
+        let answers = "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"
+        #expect(p.server(answers, at: 2).map { "\($0.path) \($0.status ?? 0) \($0.state.rawValue)" } == ["/1 204 complete", "/2 204 complete"])
+        #expect(p.reader.stop == .refused(ExchangeRefusal(failure: .pipelinedPastLimit(2), answer: .close, passing: answers.utf8.count)))
     }
 }
 

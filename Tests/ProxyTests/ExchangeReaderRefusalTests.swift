@@ -73,11 +73,23 @@ struct ExchangeReaderRefusalTests {
         split.client(Self.post, at: 5)
         #expect(split.client(body + Self.hidden, at: 6).map { "\($0.status ?? 0) \($0.state.rawValue)" } == ["400 answered"])
         #expect(split.reader.stop == .refused(ExchangeRefusal(failure: .chunkedBodyRefused(.client, problem), answer: .status(400))))
-        // Behind a request waiting for its response: a reset, both rows incomplete.
+        // Behind a request waiting for its response, in the same burst: the request before goes
+        // on and is answered, then tv's 400 (a reset before, both rows incomplete).
         let piped = ExchangePlaybook()
-        let both = piped.client("GET /wait HTTP/1.1\r\nHost: h\r\n\r\n" + Self.post + body, at: 7)
-        #expect(both.map { "\($0.path) \($0.state.rawValue)" } == ["/wait open", "/first open", "/wait incomplete", "/first incomplete"], "\(both)")
-        #expect(piped.reader.stop == .refused(ExchangeRefusal(failure: .chunkedBodyRefused(.client, problem), answer: .reset)))
+        let wait = "GET /wait HTTP/1.1\r\nHost: h\r\n\r\n"
+        let both = piped.client(wait + Self.post + body, at: 7)
+        #expect(both.map { "\($0.path) \($0.state.rawValue)" } == ["/wait open", "/first open"], "\(both)")
+        #expect(piped.reader.takeHold() == ExchangeRefusal(failure: .chunkedBodyRefused(.client, problem), answer: .status(400), passing: wait.utf8.count,
+                                                           awaitsResponses: true))
+        #expect(piped.server("HTTP/1.1 204 No Content\r\n\r\n", at: 8).map { "\($0.path) \($0.status ?? 0) \($0.state.rawValue)" }
+                    == ["/wait 204 complete", "/first 400 answered"])
+        #expect(piped.reader.stop == .refused(ExchangeRefusal(failure: .chunkedBodyRefused(.client, problem), answer: .status(400), passing: 27)))
+        // Its head went on in an earlier burst behind another waiting: the server has part of
+        // it, and no answer fits: a reset, both rows incomplete (both went on).
+        let late = ExchangePlaybook()
+        late.client(wait + Self.post, at: 7)
+        #expect(late.client(body, at: 8).map { "\($0.path) \($0.state.rawValue)" } == ["/wait incomplete", "/first incomplete"])
+        #expect(late.reader.stop == .refused(ExchangeRefusal(failure: .chunkedBodyRefused(.client, problem), answer: .reset)))
     }
 
     @Test("a broken chunked response: tv's 502 in its place when its head came in the same burst, after the end of the response before it; cut when its head went on earlier")

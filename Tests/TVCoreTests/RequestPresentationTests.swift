@@ -44,6 +44,13 @@ import Testing
         aborted.state = .incomplete
         #expect(RequestListPresentation.status(aborted) == "200 incomplete")
         #expect(RequestListPresentation.status(e) == "200")
+        // tv refused it and never sent it, and the connection ended before its answer (it said
+        // "incomplete", as of requests that went on: the hostile-input trial).
+        var refused = open
+        refused.state = .answered
+        #expect(RequestListPresentation.status(refused) == "refused by tv")
+        refused.status = 400
+        #expect(RequestListPresentation.status(refused) == "400 by tv")
         let connect = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "CONNECT", scheme: "https",
                                      authority: "example.com:443", path: "example.com:443", requestTime: 0, connect: true)
         #expect(RequestListPresentation.url(connect) == "example.com:443")

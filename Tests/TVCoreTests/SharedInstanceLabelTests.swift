@@ -40,5 +40,12 @@ import Testing
         let shared = RequestDetailPresentation(exchange: e, recorded: nil, sharedFrom: InstanceIdentity(id: "b60b58d2-0000-4000-8000-000000000009", machine: "vm"))
         #expect(shared.factLines()[2] == "  status 502 — answered by tv, not the server (`tv flow 6 --store URL --instance b60b58d2` says why)")
         #expect(RequestDetailPresentation(exchange: e, recorded: nil).factLines()[2] == "  status 502 — answered by tv, not the server (`tv flow 6` says why)")
+        // Refused and never answered (the connection ended first): said so, not "answered".
+        var refused = e
+        refused.status = nil
+        #expect(RequestDetailPresentation(exchange: refused, recorded: nil).factLines()[2]
+                == "  status none — refused by tv and never sent to the server; the connection ended before tv's answer could follow the responses to the requests before it (`tv flow 6` says why)")
+        #expect(RequestDetailPresentation(exchange: refused, recorded: nil).missingResponse()
+                == "  (no response: the request was refused by tv and never sent to the server; the connection ended before tv's answer could follow the responses to the requests before it; the flow's error says why tv refused it)")
     }
 }

@@ -17,7 +17,7 @@ extension ProxyConnection {
             // Read once, at the first burst (the facts are a copy).
             let facts = machine.facts
             guard startReadingExchanges(flow: facts.id, scheme: facts.status == .inspected ? "https" : "http", http2: facts.alpn == "h2",
-                                        target: machine.reverseTarget) else { return nil }
+                                        http1: facts.alpn == "http/1.1", target: machine.reverseTarget) else { return nil }
         }
         guard direction == .clientToServer, let reader = exchanges else { return feedExchanges(chunk, direction, at: micros) }
         let refusal = feedExchanges(chunk, direction, at: micros)
@@ -34,14 +34,17 @@ extension ProxyConnection {
 
     /// Makes the connection's `ExchangeReader` when there is none yet; false (and reading
     /// stopped) when the session reads no request rows.
-    func startReadingExchanges(flow: UInt64, scheme: String, http2: Bool, target: (scheme: String, authority: String)? = nil) -> Bool {
+    /// `http1`: ALPN chose http/1.1 (with `http2` and `target`, tv knows the stream is HTTP:
+    /// `ExchangeReader.Settings.knowsHTTP`).
+    func startReadingExchanges(flow: UInt64, scheme: String, http2: Bool, http1: Bool = false,
+                               target: (scheme: String, authority: String)? = nil) -> Bool {
         guard exchanges == nil else { return true }
         guard shared.configuration.readsExchanges, shared.sink != nil else {
             exchangesStopped = true
             return false
         }
         exchanges = ExchangeReader(.init(flowID: Int64(flow), scheme: scheme, keepsQuery: shared.recorder?.keepsContent ?? false,
-                                         http2: http2, target: target))
+                                         http2: http2, http1: http1, target: target))
         return true
     }
 
@@ -61,6 +64,8 @@ extension ProxyConnection {
             if exchange.state == .complete || (exchange.state == .incomplete && exchange.status != nil) { exchange.state = .answered }
             sink?.exchangeChanged(exchange)
         }
+        // A refused request held behind the one answered never gets its own answer.
+        reader.abandonHold(at: now) { sink?.exchangeChanged($0) }
         reader.feed(bytes, .serverToClient, at: now, emit: told)
         reader.end(at: now, emit: told)
         exchanges = nil
@@ -87,6 +92,9 @@ extension ProxyConnection {
         // resets or closes.
         var refusal: ExchangeRefusal?
         if plain == nil, case .refused(let refused)? = reader.stop { refusal = refused }
+        // Refused while earlier requests wait for their responses: what came before goes on,
+        // the machine holds the client, the reading goes on.
+        if plain == nil, refusal == nil, let held = reader.takeHold() { refusal = held }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // A side ended HTTP/2 with an error: the flow says so (the machine decides).
         if plain == nil, let goaway = reader.takeGoAway() { feed(.http2GoAway(goaway)) }
@@ -103,14 +111,17 @@ extension ProxyConnection {
         // delayed-ACK timer (40 ms on Linux), which a client holding a small body under
         // Nagle's algorithm would wait out. One setsockopt per such request.
         if direction == .clientToServer, reader.takeRequestBodyWait() { _ = tv_set_quickack(client.fd, 1) }
-        guard let stop = reader.stop else { return nil }
+        guard let stop = reader.stop else { return refusal }
         switch stop {
         case .malformed(let reason):
             loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
             // A relay's flow says why its open rows end incomplete (the machine decides).
             if plain == nil { feed(.exchangeReadingStopped(reason)) }
         case .refused: loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
-        case .notHTTP, .tunnel, .ended: break
+        case .notHTTP(let start):
+            // An inspected relay's flow says it was not read as HTTP, and why (the machine decides).
+            if plain == nil { feed(.exchangeNotHTTP(start)) }
+        case .tunnel, .ended: break
         }
         // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest
         // of its flow); the next flow is read afresh.

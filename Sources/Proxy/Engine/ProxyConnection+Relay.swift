@@ -42,7 +42,7 @@ extension ProxyConnection {
     /// Moves what can move both ways; ends when both directions are done.
     func relay() {
         guard !released, machine.phase.io == .relay, let up = upstream else { return }
-        let moreUp = pump(from: client, to: up, direction: .clientToServer)
+        let moreUp = clientHeld ? dropHeldClientBytes(toward: up) : pump(from: client, to: up, direction: .clientToServer)
         guard !released else { return }
         let moreDown = pump(from: up, to: client, direction: .serverToClient)
         guard !released else { return }
@@ -156,6 +156,8 @@ extension ProxyConnection {
             case .bytes(let n):
                 // Bytes tv cannot follow: what came before them goes on, they do not; the
                 // machine answers 400 or 502, resets or closes (`ExchangeReader.Stop.refused`).
+                // Refused while earlier requests wait for their responses (`awaitsResponses`):
+                // the same, and the machine holds the client until it answers.
                 if let refusal = moved(n, direction) {
                     passOn(UnsafeRawBufferPointer(rebasing: buffer[0..<min(refusal.passing, n)]), to: sink)
                     feed(.exchangeRefused(refusal))
@@ -211,6 +213,35 @@ extension ProxyConnection {
         if source.readClosed && !sink.writeClosed && !sink.hasPending {
             if case .blocked = sink.flushRecords() { return false }
             sink.shutdownWrite()
+        }
+        return false
+    }
+
+    /// The client's bytes while its refused request's answer waits for earlier responses
+    /// (`clientHeld`, `ExchangeRefusal.awaitsResponses`): read and dropped — not forwarded,
+    /// recorded, read for rows, nor counted as activity against the idle timeout — so its close
+    /// or failure still ends the relay as ever. Returns true when it stopped only for fairness.
+    private func dropHeldClientBytes(toward up: Leg) -> Bool {
+        var rounds = 0
+        while !client.readClosed {
+            guard client.readable || (client.tls?.hasPending ?? false) else { break }
+            if rounds == 16 { return true }
+            rounds += 1
+            switch client.read(into: buffer) {
+            case .bytes, .wouldBlock:
+                continue
+            case .blockedOnWrite:
+                return false
+            case .eof:
+                client.readClosed = true
+            case let .failed(reset, text):
+                readFailed(.clientToServer, reset: reset, text)
+                return false
+            }
+        }
+        if client.readClosed && !up.writeClosed && !up.hasPending {
+            if case .blocked = up.flushRecords() { return false }
+            up.shutdownWrite()
         }
         return false
     }

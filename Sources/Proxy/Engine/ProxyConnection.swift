@@ -74,6 +74,9 @@ final class ProxyConnection: LoopHandler {
     /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
     var exchanges: ExchangeReader?
     var exchangesStopped = false
+    /// The client's bytes were refused while earlier requests wait for their responses
+    /// (`.holdClient`): what it sends is read and dropped until the machine answers.
+    var clientHeld = false
     /// When the HTTP/1 request head part way on the relay must be whole (`noteRequestHead`;
     /// nil deadline: none part way). 24 bytes a connection, as many as the refused-head tuple it
     /// replaced.
@@ -234,6 +237,9 @@ final class ProxyConnection: LoopHandler {
             refuseClient(alert: alert)
         case .countHeadTimeout:
             loop.counters.headTimeouts.wrappingAdd(1, ordering: .relaxed)
+        case .holdClient:
+            clientHeld = true
+            relayHeadDeadline.headCompleted()
         case .close(let reset):
             finish(reset: reset)
         case let .deliverThenClose(side, reset):

@@ -191,8 +191,8 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// connection cut), rather than forward bytes it could not delimit.
     case chunkedBodyRefused(Side, ChunkedBodyProblem)
     /// More HTTP/1 requests waited for their responses on the relay than tv follows at once
-    /// (`ExchangeReader.Settings.maxOpen`): tv closed the connection rather than pass requests it
-    /// would not record.
+    /// (`ExchangeReader.Settings.maxOpen`): tv passed on the ones it follows and their responses,
+    /// then closed the connection rather than pass requests it would not record.
     case pipelinedPastLimit(Int)
     /// The server's response head could not be read (the scanner's sentence).
     case responseUnreadable(String)
@@ -221,6 +221,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// went on untouched; a note on the flow (a trial's row read "incomplete" with no why).
     /// HTTP/1 bytes tv cannot follow are refused instead (`ExchangeRefusal`).
     case exchangeReadingStopped(String)
+    /// An inspected connection's first bytes begin no HTTP (`NotHTTPStart`) where tv cannot know
+    /// the stream is HTTP before them (TLS without ALPN): relayed as another protocol, unread; a
+    /// note on the flow (it said nothing: a trial's `\x00GET` read plain "inspected").
+    case notReadAsHTTP(NotHTTPStart)
     /// A side of an inspected HTTP/2 connection ended it with an error (`HTTP2GoAway`: a
     /// GOAWAY whose code is not NO_ERROR); a note on the flow, which read as clean before.
     case http2GoAway(HTTP2GoAway)
@@ -366,6 +370,8 @@ public enum ConnectionFailure: Equatable, Sendable {
             // "exchanges": the reason may be the server's (it said "requests" of a response's
             // framing: the hostile-input trial).
             return "tv stopped reading this connection's exchanges, its bytes going on as they came: " + (reason.hasSuffix(".") ? String(reason.dropLast()) : reason)
+        case .notReadAsHTTP(let start):
+            return "tv did not read this connection as HTTP, its bytes going on as they came: " + start.sentence
         case .serverAnsweredNotTLS:
             return "the server answered the client's TLS ClientHello with bytes that are not TLS: it does not speak TLS on that port (tv passed both sides through untouched)"
         case .unusableServerName(let problem):
@@ -408,7 +414,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case let .chunkedBodyRefused(side, problem):
             return "the \(side.word)'s chunked body " + (problem.isLimit ? "is past a limit of tv's: " : "is malformed: ") + problem.sentence
         case .pipelinedPastLimit(let limit):
-            return "more than \(limit) requests waited for their responses on this connection, more than tv follows at once, so tv closed it"
+            return "more than \(limit) requests waited for their responses on this connection, more than tv follows at once: tv passed on the first \(limit) and their responses, then closed the connection (a client sends the rest again on a new one)"
         case .responseUnreadable(let reason): return "the server's response was not understood: \(reason)"
         case .responseIncomplete: return "the server closed the connection before its response was complete"
         case .responseUnasked(let bytes):

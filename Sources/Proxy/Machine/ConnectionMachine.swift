@@ -45,6 +45,9 @@ struct ConnectionMachine {
     /// kept going until then, so this is not `failure`; the decrypted capture ends its stream
     /// with RST for a reset (`ConnectionFailure.cutsOff`).
     private(set) var relayEndedBy: ConnectionFailure?
+    /// The client's bytes were refused while earlier requests waited for their responses
+    /// (`ExchangeRefusal.awaitsResponses`): why, while the answer waits.
+    private(set) var heldBy: ConnectionFailure?
     // The front-end and connect state below is written only by the machine's own files
     // (`+ClientBytes`, `+Connect`); facts, the phase's facts and the decision stay private(set).
     var reader: FrontEndReader
@@ -175,13 +178,28 @@ struct ConnectionMachine {
             return answeringBytes(bytes)
         case .exchangeRefused(let refusal):
             guard phase == .relaying else { return [] }
+            // Earlier requests wait for their responses: those go on, the client's bytes do not,
+            // and the answer comes once they have (the reader says when); the flow says why now,
+            // so it does if the connection ends first.
+            if refusal.awaitsResponses {
+                guard heldBy == nil else { return [] }
+                heldBy = refusal.failure
+                facts.error = refusal.failure.sentence
+                return [.holdClient, .updateFlow]
+            }
             // The plain path's answers: tv's 400 to a request (RFC 9112 §6.3, RFC 9110 §5.5) or
             // 502 in a response's place, then the close; a reset where no answer fits; a close
             // after the responses asked for. Nothing of the refused bytes went on, and the flow
             // says why.
             phase = .closed
             relayEndedBy = refusal.failure
-            facts.error = refusal.failure.sentence
+            // The held refusal's own answer says nothing new; another (the server's response
+            // refused meanwhile) comes after it.
+            if let held = heldBy, held != refusal.failure {
+                facts.error = held.sentence + "; then " + refusal.failure.sentence
+            } else {
+                facts.error = refusal.failure.sentence
+            }
             switch refusal.answer {
             case .status(let status): return [.sendClient(Self.errorResponse(status, refusal.failure)), .deliverThenClose(to: .client, reset: false)]
             case .reset: return [.close(reset: true)]
@@ -198,6 +216,12 @@ struct ConnectionMachine {
             guard HeadDeadline.ending(responseUnderWay: !answerable) == .requestTimeout else { return [.countHeadTimeout, .close(reset: false)] }
             return [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: settings.headTimeoutMillis)),
                     .deliverThenClose(to: .client, reset: false)]
+        case .exchangeNotHTTP(let start):
+            // Said on an inspected flow, which tv decrypted to read; a plain relay of another
+            // protocol (SSH, SMTP) is no news: its status says tv only relayed it.
+            guard facts.status == .inspected, facts.error == nil else { return [] }
+            facts.error = ConnectionFailure.notReadAsHTTP(start).sentence
+            return [.updateFlow]
         case .exchangeReadingStopped(let reason):
             guard facts.error == nil else { return [] }
             facts.error = ConnectionFailure.exchangeReadingStopped(reason).sentence

@@ -160,7 +160,13 @@ extension ConnectionMachine {
         /// The relay's exchange rows refused HTTP/1 bytes tv cannot follow (`ExchangeReader.Stop
         /// .refused`): the burst holding them was not forwarded from `ExchangeRefusal.passing`
         /// on; tv answers as `answer` says (400 or 502, a reset, a close) and the relay ends.
+        /// The client's bytes refused while earlier requests wait for their responses
+        /// (`awaitsResponses`) come twice: first to hold the client, then, once those responses
+        /// went on, for the answer.
         case exchangeRefused(ExchangeRefusal)
+        /// The relay's first bytes began no HTTP where tv cannot know it is HTTP
+        /// (`ExchangeReader.Stop.notHTTP`): relayed unread; an inspected flow says so.
+        case exchangeNotHTTP(NotHTTPStart)
         /// An HTTP/1 request head on the relay was not whole within the head timeout of its first
         /// byte (the driver's `HeadDeadline`, as on the plain path and for reverse mode's first
         /// head); `answerable`: no earlier request waits for its response and none is part way
@@ -297,6 +303,10 @@ extension ConnectionMachine {
         case refuseClientTLS(alert: UInt8)
         /// The client's request head was not complete in time (`HeadDeadline`): count it.
         case countHeadTimeout
+        /// The client's bytes were refused while earlier requests wait for their responses
+        /// (`ExchangeRefusal.awaitsResponses`): forward none of its later bytes (read and
+        /// dropped, so its close is still seen) while the server's go on; the head clock stops.
+        case holdClient
         /// DNS-over-TCP responses the server sent in this burst, each with its query's question:
         /// hand them to the `DNSAnswerSink` before the burst goes to the client.
         case dnsAnswered([TCPDNSAnswer])

@@ -27,6 +27,8 @@ final class ExchangeReader {
         var keepsQuery: Bool
         /// ALPN chose h2: the connection is HTTP/2 from its first byte.
         var http2: Bool
+        /// ALPN chose http/1.1: the connection is HTTP/1 from its first byte.
+        var http1 = false
         /// Most exchanges (HTTP/1 requests waiting for responses, HTTP/2 streams) open at once.
         var maxOpen = 256
         /// Reverse mode: every request goes to this target (its scheme and `host:port`); nil
@@ -40,8 +42,20 @@ final class ExchangeReader {
         /// How many of the connection's requests get rows (the rest are counted).
         var requestRows = RequestRowAllowance.standard
 
+        /// tv knows the stream is HTTP before its first byte: ALPN chose h2 or http/1.1, or tv
+        /// is the HTTP front end of an http:// or https:// server (reverse mode). Its bytes are
+        /// then read as HTTP whatever they are: a first request that does not begin like one is
+        /// a broken request, refused (`ExchangeRefusal`: not forwarded, tv's 400, the close, as
+        /// nginx answers it), and server bytes before any request are bytes no request asked
+        /// for. Elsewhere (TLS without ALPN to an arbitrary port, a plain relay) such first
+        /// bytes are another protocol, relayed unread (`Stop.notHTTP`). Relayed so on an ALPN
+        /// http/1.1 connection and in reverse mode, a trial's `\x00GET /first`, `G\x01T /`, a
+        /// junk first line and a TAB after the method reached a lax server, and so did the
+        /// request after each, with no row.
+        var knowsHTTP: Bool { http1 || http2 || target != nil }
+
         static func == (a: Settings, b: Settings) -> Bool {
-            a.flowID == b.flowID && a.scheme == b.scheme && a.keepsQuery == b.keepsQuery && a.http2 == b.http2
+            a.flowID == b.flowID && a.scheme == b.scheme && a.keepsQuery == b.keepsQuery && a.http2 == b.http2 && a.http1 == b.http1
                 && a.maxOpen == b.maxOpen && a.target?.scheme == b.target?.scheme && a.target?.authority == b.target?.authority
                 && a.requestRows == b.requestRows
         }
@@ -49,8 +63,10 @@ final class ExchangeReader {
 
     /// Why reading stopped.
     enum Stop: Equatable {
-        /// The connection does not speak HTTP (its first bytes are something else).
-        case notHTTP
+        /// The connection does not speak HTTP: its first bytes are something else, where tv
+        /// cannot know it is HTTP (`Settings.knowsHTTP`); they go on, unread, and an inspected
+        /// flow says so (`ConnectionFailure.notReadAsHTTP`).
+        case notHTTP(NotHTTPStart)
         /// An upgrade (101) or CONNECT turned the connection into a tunnel of something else.
         case tunnel
         /// HTTP/2 broke the rules after it had been read as HTTP (one sentence, RFC section): the
@@ -62,7 +78,9 @@ final class ExchangeReader {
         /// §6.1, §6.3), a chunked body whose end cannot be found, bytes no request asked for,
         /// more requests waiting than `Settings.maxOpen`. The driver holds the burst back from
         /// `ExchangeRefusal.passing` on and the machine answers or closes
-        /// (`ConnectionMachine.Event.exchangeRefused`). Forwarded unread, such requests reached
+        /// (`ConnectionMachine.Event.exchangeRefused`); where earlier requests still wait for
+        /// their responses, the client's bytes were refused before (`takeHold`) and this comes
+        /// once those responses went on. Forwarded unread, such requests reached
         /// the server while the rows said something else or nothing (trials: one POST through a
         /// tunnel recorded as a POST and a GET; a `GET /hidden-…` after a valid 16-digit chunk
         /// size served by nginx with no row).
@@ -164,6 +182,23 @@ final class ExchangeReader {
     /// then does not wait out the delayed ACK (Python's `requests` through tv: 44 ms a POST).
     func takeRequestBodyWait() -> Bool {
         http1?.takeBodyWait() ?? false
+    }
+
+    /// The client's bytes refused while earlier requests wait for their responses
+    /// (`ExchangeRefusal.awaitsResponses`), once, after the burst that refused them: the driver
+    /// passes on what came before them (`passing`), the machine holds the client, and the
+    /// reading goes on with the server's bytes until `stop` is that refusal's answer. Nil over
+    /// HTTP/2 and otherwise.
+    func takeHold() -> ExchangeRefusal? {
+        http1?.takeHold()
+    }
+
+    /// tv is about to answer the request waiting for its response itself and close: a held
+    /// refusal's answer never comes, and its row ends refused and unanswered
+    /// (`HTTP1ExchangeReading.abandonHold`).
+    func abandonHold(at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        guard stop == nil else { return }
+        http1?.abandonHold(at: micros) { if rows.passes($0, at: micros) { emit($0) } }
     }
 
     /// The first GOAWAY with an error code either side of HTTP/2 sent, once

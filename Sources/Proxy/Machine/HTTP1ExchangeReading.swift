@@ -9,8 +9,11 @@ import Wire
 /// follows is not HTTP). Bytes it cannot follow are refused (`ExchangeRefusal`): nothing of the
 /// connection passes unread after them.
 final class HTTP1ExchangeReading {
+    // The state below that is not private is read and written by this class's own files only
+    // (`+ClientRefusal`: the client's bytes it refuses, and the answer that waits).
+
     /// One exchange whose request or response has not ended yet.
-    private struct Pending {
+    struct Pending {
         var record: ExchangeRecord
         var requestDone: Bool
         var responseDone = false
@@ -18,18 +21,27 @@ final class HTTP1ExchangeReading {
         var untilClose = false
     }
 
-    private let settings: ExchangeReader.Settings
-    private var pending: [Pending] = []
+    let settings: ExchangeReader.Settings
+    var pending: [Pending] = []
     /// Requests read on the connection so far (the last exchange's number).
-    private(set) var sequence: Int
-    private var requestHead: HTTP1HeadScanner?
-    private var requestBody: HTTPBodyScanner?
+    var sequence: Int
+    var requestHead: HTTP1HeadScanner?
+    var requestBody: HTTPBodyScanner?
     private var responseHead: HTTP1HeadScanner?
     private var responseBody: HTTPBodyScanner?
     /// Where the response being read began in the server's burst being read (nil: in an earlier
     /// burst, so part of it reached the client): a response refused before any of it went on is
     /// answered by tv's 502 in its place; one part way is cut.
     private var responseStart: Int?
+    /// The client's bytes refused while earlier requests wait for their responses
+    /// (`ExchangeRefusal.awaitsResponses`): the server's bytes are read on until those have all
+    /// gone on (`releaseHold`); the client's are not read. Nil otherwise.
+    var held: ExchangeRefusal?
+    /// `held`, until the driver took it (`takeHold`).
+    var holdToTell: ExchangeRefusal?
+    /// The refused request's row while its answer waits (`held`): told open when refused, ended
+    /// by tv's answer, or as refused and never answered when the reading ends first (`end`).
+    var heldRecord: ExchangeRecord?
 
     /// - Parameter sequence: the exchanges a previous reader of the connection already read.
     init(_ settings: ExchangeReader.Settings, sequence: Int = 0) {
@@ -59,7 +71,7 @@ final class HTTP1ExchangeReading {
 
     /// No exchange is open and no head or body is half read: nothing would be lost with the reader.
     var isBetweenExchanges: Bool {
-        pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil
+        held == nil && pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil
     }
 
     /// When the request head part way began (`ExchangeReader.requestHeadStartedAt`; a pattern:
@@ -87,13 +99,26 @@ final class HTTP1ExchangeReading {
         for entry in pending { emit(entry.record) }
     }
 
+    /// The client's bytes this reader refused while earlier requests wait for their responses
+    /// (`ExchangeRefusal.awaitsResponses`), once: the driver passes on what came before them
+    /// and holds the rest; the reading goes on with the server's bytes.
+    func takeHold() -> ExchangeRefusal? {
+        defer { holdToTell = nil }
+        return holdToTell
+    }
+
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         direction == .clientToServer ? client(bytes, at: now, emit: emit) : server(bytes, at: now, emit: emit)
     }
 
     private func client(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        // Refused already: nothing more of the client's is read (the driver holds it back).
+        guard held == nil else { return nil }
         var offset = 0
+        // Where the request being read began in this burst; nil while it is one begun in an
+        // earlier burst (part of it went on).
+        var requestStart: Int?
         // A pattern, not `!= nil` (see below).
         var waitedFor = false
         if case .some = requestBody { waitedFor = true }
@@ -106,7 +131,7 @@ final class HTTP1ExchangeReading {
                 let last = pending.count - 1
                 pending[last].record.requestWireBytes += Int64(wire)
                 pending[last].record.requestBodyBytes += Int64(content)
-                if let problem = body.failure { return refuseRequestBody(problem, at: now, emit: emit) }
+                if let problem = body.failure { return refuseRequestBody(problem, from: requestStart, at: now, emit: emit) }
                 if body.isDone {
                     requestBody = nil
                     if waitedFor { bodyEndedAfterWait = true }
@@ -120,11 +145,14 @@ final class HTTP1ExchangeReading {
                 continue
             }
             if requestHead == nil {
+                // More waiting than tv follows: the ones it follows go on and are answered, then
+                // the connection closes (nothing is owed: the rest were never read).
                 guard pending.count < settings.maxOpen else {
-                    return .refused(ExchangeRefusal(failure: .pipelinedPastLimit(settings.maxOpen), answer: .reset))
+                    return refuseClient(.pipelinedPastLimit(settings.maxOpen), row: nil, from: offset, answer: .close, at: now, emit: emit)
                 }
                 requestHead = HTTP1HeadScanner(.request)
                 startedAt = now
+                requestStart = offset
             }
             let gathered = requestHead!.gathered
             let (result, consumed) = requestHead!.consumeHead(rest)
@@ -134,30 +162,34 @@ final class HTTP1ExchangeReading {
                 return nil
             case .malformed(let reason):
                 // A request that broke the rules is not forwarded (`.refused`), with a row when
-                // its line can be salvaged; bytes that never looked like a request are another
-                // protocol.
-                let line = gathered.isEmpty ? MalformedRequestLine(rest)
-                    : (gathered + rest.prefix(MalformedRequestLine.maxLine)).withUnsafeBytes { MalformedRequestLine($0) }
-                if line == nil, sequence == 0 { return .notHTTP }
-                return refuseRequestHead(line, host: nil, reason: reason, at: now, emit: emit)
+                // its line can be salvaged. The connection's first bytes that never looked like a
+                // request are another protocol, relayed unread, where tv cannot know the stream
+                // is HTTP; where it can (`knowsHTTP`), they are a broken request like any other
+                // (as nginx answers them: 400 and the close).
+                let start = gathered.isEmpty ? Array(rest.prefix(MalformedRequestLine.maxLine)) : gathered + rest.prefix(MalformedRequestLine.maxLine)
+                let line = start.withUnsafeBytes { MalformedRequestLine($0) }
+                if line == nil, sequence == 0, !settings.knowsHTTP {
+                    return .notHTTP(NotHTTPStart(.client, first: Array(start.prefix(NotHTTPStart.shown)), more: start.count > NotHTTPStart.shown))
+                }
+                return refuseRequestHead(line, host: nil, reason: reason, from: requestStart, at: now, emit: emit)
             case .request(let head):
                 requestHead = nil
                 // Framing a strict server reads otherwise: the same (`.refused`).
                 if let refusal = head.framingRefusal {
                     let version = head.version == .http11 ? "HTTP/1.1" : head.version.description
                     return refuseRequestHead(MalformedRequestLine(method: head.method, target: head.target, version: version),
-                                             host: head.host, reason: refusal, at: now, emit: emit)
+                                             host: head.host, reason: refusal, from: requestStart, at: now, emit: emit)
                 }
                 start(head, at: now, emit: emit)
             case .response:
-                return refuseRequestHead(nil, host: nil, reason: "A status line where a request line belongs (RFC 9112 §3).", at: now, emit: emit)
+                return refuseRequestHead(nil, host: nil, reason: "A status line where a request line belongs (RFC 9112 §3).", from: requestStart, at: now, emit: emit)
             }
         }
         return nil
     }
 
     /// When the head being read began (µs).
-    private var startedAt: Int64 = 0
+    var startedAt: Int64 = 0
     private var responseStartedAt: Int64 = 0
 
     private func start(_ head: HTTP1RequestSummary, at now: Int64, emit: (ExchangeRecord) -> Void) {
@@ -179,54 +211,6 @@ final class HTTP1ExchangeReading {
         }
     }
 
-    /// A request head that is not forwarded (`ExchangeReader.Stop.refused`): its line (and Host,
-    /// when it could be read), if salvaged, as a row that ends at once: tv's 400 when no earlier
-    /// request waits for its response, else `.incomplete` and the connection reset (a 400 would
-    /// be read as that earlier request's: a re-check's pipelined GET took it).
-    private func refuseRequestHead(_ line: MalformedRequestLine?, host: String?, reason: String, at now: Int64,
-                                   emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop {
-        let answered = pending.isEmpty
-        if let line {
-            sequence += 1
-            let target = ExchangeTarget(line.target, keepsQuery: settings.keepsQuery)
-            var record = ExchangeRecord(
-                flowID: settings.flowID, sequence: sequence, httpVersion: line.version, method: line.method,
-                scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme,
-                authority: target.authority ?? host ?? settings.target?.authority,
-                path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: line.method == "CONNECT")
-            record.endTime = now
-            if answered { Self.answeredByTV(&record, status: 400, at: now) } else { record.state = .incomplete }
-            emit(record)
-        }
-        return .refused(ExchangeRefusal(failure: .requestUnreadable(reason), answer: answered ? .status(400) : .reset))
-    }
-
-    /// The body of the last request broke its chunked framing or went past tv's bound: not
-    /// forwarded; tv's 400 when the request is the only one open and no byte of its response
-    /// came (its row reads so), else the connection is reset. Forwarded, the bytes after it
-    /// reached the server unread (a trial's `10000000000000002`, which a 64-bit server reads as 2).
-    private func refuseRequestBody(_ problem: ChunkedBodyProblem, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop {
-        let failure = ConnectionFailure.chunkedBodyRefused(.client, problem)
-        guard pending.count == 1, pending[0].record.responseTime == nil, !pending[0].responseDone,
-              !readingResponseHead, !readingResponseBody else {
-            return .refused(ExchangeRefusal(failure: failure, answer: .reset))
-        }
-        var record = pending.removeLast().record
-        requestBody = nil
-        Self.answeredByTV(&record, status: 400, at: now)
-        emit(record)
-        return .refused(ExchangeRefusal(failure: failure, answer: .status(400)))
-    }
-
-    /// `record` as answered by tv itself with `status` at `now` (`ExchangeState.answered`).
-    static func answeredByTV(_ record: inout ExchangeRecord, status: Int, at now: Int64) {
-        record.state = .answered
-        record.status = status
-        record.reason = HTTPReasonPhrase.of(status)
-        if record.responseTime == nil { record.responseTime = now }
-        record.endTime = now
-    }
-
     /// A final response head whose body was still to come ended in the burst being read.
     private var headAwaitingBody = false
 
@@ -245,9 +229,13 @@ final class HTTP1ExchangeReading {
     private func readServer(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         var offset = 0
         while offset < bytes.count {
+            // The responses a held refusal waited for all went on: its answer comes next.
+            if held != nil, pending.isEmpty { return releaseHold(at: offset, at: now, emit: emit) }
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             guard let index = pending.firstIndex(where: { !$0.responseDone }) else {
-                if sequence == 0 { return .notHTTP }
+                // The server spoke first: another protocol, unless tv knows the stream is HTTP
+                // (then these are bytes no request asked for, below).
+                if sequence == 0, !settings.knowsHTTP { return .notHTTP(NotHTTPStart(.server, rest)) }
                 // Empty lines between responses are let go, as a client skips them (RFC 9112
                 // §2.2); anything else answers no request. The client would take it for its next
                 // request's response (response queue poisoning): the responses asked for go on,
@@ -303,6 +291,7 @@ final class HTTP1ExchangeReading {
                 return refuseResponse(index, .responseUnreadable("A request line where a status line belongs (RFC 9112 §4)."), at: now, emit: emit)
             }
         }
+        if held != nil, pending.isEmpty { return releaseHold(at: offset, at: now, emit: emit) }
         return nil
     }
 
@@ -375,13 +364,13 @@ final class HTTP1ExchangeReading {
     }
 
     /// Whether a response body is being walked (a pattern: the scanner's `!= nil` copies it).
-    private var readingResponseBody: Bool {
+    var readingResponseBody: Bool {
         if case .some = responseBody { return true }
         return false
     }
 
     /// Whether a response head is part way.
-    private var readingResponseHead: Bool {
+    var readingResponseHead: Bool {
         if case .some = responseHead { return true }
         return false
     }
@@ -404,6 +393,15 @@ final class HTTP1ExchangeReading {
     /// `Expect: 100-continue`, or any early answer; a trial's 417 read "cut", and its end came
     /// before its response); anything else incomplete.
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        defer {
+            // A refused request whose answer still waited: never sent, never answered.
+            if var row = heldRecord {
+                heldRecord = nil
+                held = nil
+                Self.refusedUnanswered(&row, at: now)
+                emit(row)
+            }
+        }
         for entry in pending {
             var record = entry.record
             // The response is whole: done, or delimited by this close (a re-check's 417 without

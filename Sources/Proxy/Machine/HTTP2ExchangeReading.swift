@@ -76,7 +76,9 @@ final class HTTP2ExchangeReading {
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         if direction == .clientToServer {
             clientFrames.feed(bytes) { event in client(event, at: now, emit: emit) }
-            if let reason = clientFrames.failure { return sequence == 0 ? .notHTTP : .malformed(reason) }
+            // Read as HTTP/2 only where it is known to be (ALPN h2, or the preface came): bytes
+            // that break its rules stop the reading, the flow saying why, from the first byte on.
+            if let reason = clientFrames.failure { return .malformed(reason) }
         } else {
             headed.removeAll(keepingCapacity: true)
             serverFrames.feed(bytes) { event in server(event, at: now, emit: emit) }

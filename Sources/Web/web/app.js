@@ -256,11 +256,11 @@ function checkedDownload(link) {
 }
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
-// place, `200 incomplete` when the response never reached its end, `—` while open, `incomplete`
-// without one.
+// place, `200 incomplete` when the response never reached its end, `—` while open, `refused by
+// tv` for a request tv never sent whose answer never came, `incomplete` without one.
 function requestStatus(x) {
   if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : "");
-  return x.state === "open" ? "—" : "incomplete";
+  return x.state === "open" ? "—" : x.state === "answered" ? "refused by tv" : "incomplete";
 }
 
 function dl(pairs) {

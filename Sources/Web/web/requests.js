@@ -215,7 +215,9 @@ async function requestDetail(id) {
   // As `tv request` says it: the code and reason, then the state (it read "200 incomplete OK").
   const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
-                  answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
+                  answered: x.status === null || x.status === undefined
+                    ? "refused by tv and never sent to the server; the connection ended before tv's answer (the connection's error says why)"
+                    : "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
   const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
