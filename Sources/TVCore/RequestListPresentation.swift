@@ -180,12 +180,11 @@ public struct RequestListPresentation: Sendable {
     /// the rest), as `tv requests` shows a page by default.
     public static let flowLineCap = 50
 
-    /// Of a flow whose connection made more requests than its row allowance: how many were
-    /// counted and not written, and the allowance.
+    /// Of a flow whose connection made more requests than it got rows for: how many were
+    /// counted and not written, and the two bounds (`LeftOutRequestsNotice.bounds`).
     public static func leftOutSentence(_ count: Int64, allowance: RequestRowAllowance = .standard) -> String {
-        "\(ByteWords.grouped(count)) more request\(count == 1 ? " was" : "s were") read on this connection and counted, not written:"
-            + " tv writes a connection's first \(ByteWords.grouped(Int64(allowance.first))) requests, then \(allowance.perSecond) a second"
-            + " (far more than a browser makes; a flood such as HTTP/2's rapid reset is held to that)."
+        "\(ByteWords.grouped(count)) more request\(count == 1 ? " was" : "s were") read on this connection and counted, not written: "
+            + LeftOutRequestsNotice.bounds(allowance) + "."
     }
 
     /// `tv flow ID`'s list of the flow's requests, in order (nothing when it has none):

@@ -90,6 +90,8 @@ extension ProxyConnection {
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // A side ended HTTP/2 with an error: the flow says so (the machine decides).
         if plain == nil, let goaway = reader.takeGoAway() { feed(.http2GoAway(goaway)) }
+        // The client sent a malformed request, passed on: the flow says which rule it broke.
+        if plain == nil, let request = reader.takeMalformedRequest() { feed(.http2MalformedRequest(request)) }
         // Requests past the connection's row allowance: the flow keeps their count.
         let leftOut = reader.requestsLeftOut
         if leftOut > 0, let plain {
