@@ -155,6 +155,7 @@ public enum HARExport {
         // The row's word too, when a budget's cut also hid that the exchange never ended (kept
         // content said only "cut by the recording budget": a trial).
         if row?.state == .incomplete { notes.append(ExchangeState.incompleteSentence) }
+        if row?.state == .cancelled { notes.append(ExchangeState.cancelledSentence) }
         if !notes.isEmpty { fields.append(("comment", .string(notes.joined(separator: "; ")))) }
         return .object(fields)
     }

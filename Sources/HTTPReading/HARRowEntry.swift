@@ -151,6 +151,7 @@ public enum HARRowEntry {
         case .complete: break
         case .open: notes.append("still open when exported")
         case .incomplete: notes.append(ExchangeState.incompleteSentence)
+        case .cancelled: notes.append(ExchangeState.cancelledSentence)
         case .answered: notes.append("answered by tv in the server's place (`tv flow \(row.flowID)` says why)")
         }
         if row.status == nil { notes.append("no response was read") }

@@ -78,18 +78,24 @@ public struct RequestListPresentation: Sendable {
 
     /// `200`, `404 Not Found` only in the detail; here the code (`502 by tv` when tv answered in
     /// the server's place, `200 incomplete` when the response never reached its end: an aborted
-    /// download read as a plain `200`, a trial), or what stands for none: `—` while open,
-    /// `incomplete` when it ended without a response. The word is the state's name, as the JSON,
-    /// the detail and the HAR say it (`cut` belongs to what a budget or snaplen kept).
+    /// download read as a plain `200`, a trial; `200 cancelled` when the client reset its HTTP/2
+    /// stream), or what stands for none: `—` while open, `incomplete` (or `cancelled`) when it
+    /// ended without a response. The word is the state's name, as the JSON, the detail and the
+    /// HAR say it (`cut` belongs to what a budget or snaplen kept).
     public static func status(_ e: ExchangeRecord) -> String {
         if let status = e.status {
             switch e.state {
             case .answered: return "\(status) by tv"
             case .incomplete: return "\(status) incomplete"
+            case .cancelled: return "\(status) cancelled"
             case .open, .complete: return String(status)
             }
         }
-        return e.state == .open ? "—" : "incomplete"
+        switch e.state {
+        case .open: return "—"
+        case .cancelled: return "cancelled"
+        case .complete, .incomplete, .answered: return "incomplete"
+        }
     }
 
     /// `12 B → 1.2 KiB`: request body, then response body (`—` without a response).

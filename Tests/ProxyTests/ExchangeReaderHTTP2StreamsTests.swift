@@ -77,7 +77,7 @@ struct ExchangeReaderHTTP2StreamsTests {
         #expect(p.reader.requestsLeftOut == 2)
     }
 
-    @Test("a stream that ends makes room: the next stream gets its row")
+    @Test("a stream that ends makes room, and a stream the client reset is let go first: the next stream gets its row")
     func roomAfterAnEnd() {
         let p = Self.reader(maxOpen: 1)
         p.feed(H.preface + H.frame(0x4, 0, 0, []) + H.frame(0x1, Self.endHeaders | Self.endStream, 1, H.c31)
@@ -86,7 +86,8 @@ struct ExchangeReaderHTTP2StreamsTests {
         // The client resets stream 1; stream 5 (C.3.3) gets the room.
         let next = p.feed(H.frame(0x3, 0, 1, [0, 0, 0, 8]) + H.frame(0x1, Self.endHeaders | Self.endStream, 5, H.c33), .clientToServer, at: 20)
         #expect(next.map(\.streamID) == [1, 5])
-        #expect(next.map(\.state) == [.incomplete, .open])
+        #expect(next.map(\.state) == [.cancelled, .open])
+        #expect(next.map(\.endTime) == [20, nil])
         #expect(next.map(\.sequence) == [1, 2])
         #expect(next.last?.path == "/index.html")
         #expect(p.reader.requestsLeftOut == 1)

@@ -193,6 +193,37 @@ struct HTTP2StreamRowsRunTests {
         try tv.stop()
     }
 
+    @Test("100 requests each reset at once, answered all the same (as nginx answered the trial's): every row is cancelled with the server's 200, and tv requests, tv request and the HAR say so (they read 'incomplete: its end was never read')")
+    func rapidResetAnswered() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let (server, port) = try Self.startServer(world)
+        defer { server.stop() }
+        let run = try box.python(Self.client, [String(tv.port), port, world.tvRoot, "rapid", "100"], timeout: 120)
+        #expect(run.out == "answered 100\n", "\(run)")
+        let flow = try #require(try box.closedFlows(1).first)
+        let id = try #require(flow.int("id"))
+        let rows = try Self.rows(box, flow: id)
+        #expect(rows.count == 100)
+        #expect(Set(rows.map { "\($0.string("state") ?? "") \($0.int("status") ?? 0)" }) == ["cancelled 200"], "\(rows.prefix(3))")
+        let listed = try box.tv("requests", "--flow", String(id), "--limit", "1")
+        #expect(listed.out.contains(" /rr99  200 cancelled "), "\(listed)")
+        let request = try #require(rows.last?.int("id"))
+        let shown = try box.tv("request", String(request))
+        #expect(shown.out.contains("\n  status 200 — cancelled: the client reset the stream after its request, before the response ended (HTTP/2 RST_STREAM)\n"),
+                "\(shown)")
+        let harPath = box.work + "/cancelled.har"
+        #expect(try box.tv("export", "har", String(id), "-o", harPath).status == 0)
+        let comments = try box.python("""
+        import json, sys
+        entries = json.load(open(sys.argv[1]))["log"]["entries"]
+        print(len(entries), sum(1 for e in entries if "cancelled: the client reset the stream" in e.get("comment", "") and e["response"]["status"] == 200))
+        """, [harPath])
+        #expect(comments.out == "100 100\n", "\(comments)")
+        try tv.stop()
+    }
+
     @Test("10,500 requests each reset at once (a rapid reset): tv requests (text, --json, --filter) and tv export har say how many were counted without rows, and of which flow (only tv flow said it)")
     func rapidResetPastTheAllowance() throws {
         let world = try RunWorld()

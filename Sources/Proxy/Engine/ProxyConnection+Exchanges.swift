@@ -101,6 +101,8 @@ extension ProxyConnection {
         } else if leftOut > 0, UInt64(leftOut) != machine.facts.requestsLeftOut {
             feed(.requestRowsLeftOut(leftOut))
         }
+        // HTTP/2 streams the client reset wait a while for their response heads, bytes moving or not.
+        if plain == nil, exchangeSettleAt == 0, reader.awaitsCancelledResponses { armExchangeSettle() }
         // The head is in; its body is still to come: acknowledge now rather than after the
         // delayed-ACK timer (40 ms on Linux), which a client holding a small body under
         // Nagle's algorithm would wait out. One setsockopt per such request.
@@ -140,6 +142,22 @@ extension ProxyConnection {
         relayHeadDeadline.headCompleted()
         relayHeadDeadline.headBegan(at: loop.now)
         rearm()
+    }
+
+    /// Arms the timer that ends the cancelled HTTP/2 streams whose wait is over (`settleExchanges`).
+    private func armExchangeSettle() {
+        exchangeSettleAt = loop.now &+ UInt64(HTTP2ExchangeReading.cancelledWaitMicros) * 1_000
+        rearm()
+    }
+
+    /// The timer of `armExchangeSettle`: the reader ends the cancelled streams whose wait is over
+    /// (their rows read open until then), and the timer is armed again while others wait.
+    func settleExchanges() {
+        exchangeSettleAt = 0
+        guard let reader = exchanges else { return }
+        let sink = shared.sink
+        reader.settle(at: EngineClock.wallMicros()) { sink?.exchangeChanged($0) }
+        if reader.awaitsCancelledResponses { armExchangeSettle() }
     }
 
     /// After a pass: tv holds nothing more for the client, so what completed is in its socket.

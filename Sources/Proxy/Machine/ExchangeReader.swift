@@ -182,6 +182,17 @@ final class ExchangeReader {
         http2?.takeMalformed()
     }
 
+    /// HTTP/2 streams the client reset wait for their response heads: the driver calls `settle`
+    /// once `HTTP2ExchangeReading.cancelledWaitMicros` passed, bytes moving or not.
+    var awaitsCancelledResponses: Bool { (http2?.cancelledWaiting ?? 0) > 0 }
+
+    /// Ends the HTTP/2 streams the client reset whose wait for their response head is over at
+    /// `micros` (`cancelled`, without a status), telling `emit` the records that get rows.
+    func settle(at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        guard stop == nil, let http2 else { return }
+        http2.settle(at: micros) { record in if rows.passes(record, at: micros) { emit(record) } }
+    }
+
     /// Where to write the server's last burst apart, once (`HTTP2ExchangeReading.takeSplit`).
     func takeResponseSplit() -> Int? {
         http2?.takeSplit()

@@ -5,7 +5,8 @@ import Wire
 /// header blocks through that direction's HPACK inflater (nghttp2's; RFC 7541), one exchange
 /// per client-opened stream (RFC 9113 §8.1). A stream's exchange ends when both sides sent
 /// END_STREAM (complete), when the server reset it with NO_ERROR after its whole response
-/// (complete: §8.1's early answer), or when either reset it otherwise (incomplete). A stream the
+/// (complete: §8.1's early answer), when the client reset it otherwise (cancelled), or when the
+/// server did (incomplete). A stream the
 /// server pushes (PUSH_PROMISE, §8.4) is an exchange too, its request the promise's fields (its
 /// row's stream id even): the client received the response, and the rows left it out while
 /// `tv turns --http` showed it (a trial).
@@ -17,13 +18,26 @@ import Wire
 /// Reading stopped there before ("More than 256 streams were open at once"), and a client that
 /// held 300 streams open against a server that set no limit sent 3 more requests with no row and
 /// no count (a hostile-input trial).
+///
+/// A stream the client resets before its response head came stays followed a while for the
+/// head a server sends anyway (a rapid reset: HEADERS then RST_STREAM, and nginx answered each
+/// 200): it ends `cancelled` with the server's status when the head comes, or without one when
+/// the server resets it, when room is needed (such streams are let go first), at `settle` once
+/// `cancelledWaitMicros` passed, or when the connection ends.
 final class HTTP2ExchangeReading {
     private struct Stream {
         var record: ExchangeRecord
         var requestDone: Bool
         var responseDone = false
         var finalSeen = false
+        /// When the client reset the stream before its response head came (nil: it did not).
+        var cancelledAt: Int64?
     }
+
+    /// How long a stream the client reset waits for its response head (µs): 1 s. The trial's
+    /// nginx answered a rapid reset's streams within milliseconds; a browser's cancelled request
+    /// whose server says nothing more reads open that long at most (`ExchangeReader.settle`).
+    static let cancelledWaitMicros: Int64 = 1_000_000
 
     private let settings: ExchangeReader.Settings
     private var clientFrames = HTTP2FrameScanner(expectingPreface: true)
@@ -52,8 +66,10 @@ final class HTTP2ExchangeReading {
     /// without a row, counted.
     private(set) var streamsLeftOut = 0
     /// Streams followed whose whole response came while their request goes on: the ones let go
-    /// first when the bound is reached.
+    /// when the bound is reached and no cancelled stream waits.
     private var answeredOpen = 0
+    /// Streams the client reset that wait for their response head: the first let go.
+    private(set) var cancelledWaiting = 0
     /// A stream was let go or left out while it may still be open: the reader no longer knows
     /// when every stream has ended (`isBetweenExchanges`).
     private var untracked = false
@@ -157,12 +173,13 @@ final class HTTP2ExchangeReading {
             // The client stops a stream whose whole response it has (NO_ERROR or CANCEL: curl
             // cancels its upload once nginx's early 413 is in): the exchange is complete, its
             // request body what was sent before (a full suite read one such 413 "cut").
-            if code == 0 || code == 8, let index = streams.index(forKey: id), streams.values[index].responseDone {
+            guard let index = streams.index(forKey: id) else { return }
+            if code == 0 || code == 8, streams.values[index].responseDone {
                 streams.values[index].requestDone = true
                 finishIfDone(index, at: now, emit: emit)
                 return
             }
-            reset(id, at: now, emit: emit)
+            cancel(index, at: now, emit: emit)
         case let .settings(size):
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
             // larger bound is applied at once (a smaller one takes effect after the ACK).
@@ -192,6 +209,11 @@ final class HTTP2ExchangeReading {
             // In place (`values[index]`): reading `streams[id]` copies the whole record each time.
             let final = streams.values[index].finalSeen
             answer(&streams.values[index], fields, at: now)
+            if streams.values[index].cancelledAt != nil {
+                // The head the client gave up waiting for: its status is the row's.
+                if streams.values[index].finalSeen { emit(close(index, .cancelled, at: now)) }
+                return
+            }
             if !final, streams.values[index].finalSeen, !endStream { headed.append(id) }
             if endStream {
                 responseEnded(index)
@@ -230,22 +252,62 @@ final class HTTP2ExchangeReading {
     /// complete, the client had its answer; its request's later bytes go uncounted.
     private func makeRoom(at now: Int64, emit: (ExchangeRecord) -> Void) -> Bool {
         guard streams.count >= settings.maxOpen else { return true }
+        // A cancelled stream goes first, told without the head it waited for; it needs no
+        // following after (the client is done with it).
+        if cancelledWaiting > 0, let oldest = oldest(where: { $0.cancelledAt != nil }) {
+            emit(close(oldest, .cancelled, at: now))
+            return true
+        }
         untracked = true
-        guard answeredOpen > 0 else { return false }
+        guard answeredOpen > 0, let oldest = oldest(where: \.responseDone) else { return false }
+        emit(close(oldest, .complete, at: now))
+        return true
+    }
+
+    /// The first opened of the streams that `matches` (a scan of at most `Settings.maxOpen`).
+    private func oldest(where matches: (Stream) -> Bool) -> Dictionary<UInt32, Stream>.Index? {
         var oldest: Dictionary<UInt32, Stream>.Index?
         var index = streams.startIndex
         while index != streams.endIndex {
-            if streams.values[index].responseDone,
+            if matches(streams.values[index]),
                oldest.map({ streams.values[index].record.sequence < streams.values[$0].record.sequence }) ?? true { oldest = index }
             index = streams.index(after: index)
         }
-        guard let oldest else { return false }
-        answeredOpen -= 1
-        var record = streams.remove(at: oldest).value.record
-        record.state = .complete
-        record.endTime = now
-        emit(record)
-        return true
+        return oldest
+    }
+
+    /// The client reset the stream at `index` (not after its whole response with NO_ERROR or
+    /// CANCEL, which completes it): told `cancelled` at once when its response head came,
+    /// else kept for the head a server may send anyway.
+    private func cancel(_ index: Dictionary<UInt32, Stream>.Index, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard streams.values[index].cancelledAt == nil else { return }
+        if streams.values[index].finalSeen || streams.values[index].responseDone {
+            emit(close(index, .cancelled, at: now))
+            return
+        }
+        streams.values[index].cancelledAt = now
+        cancelledWaiting += 1
+    }
+
+    /// Forgets the stream at `index`, its record ended `state` at `now` (a cancelled stream
+    /// without its response head ends when the client reset it).
+    private func close(_ index: Dictionary<UInt32, Stream>.Index, _ state: ExchangeState, at now: Int64) -> ExchangeRecord {
+        let stream = streams.remove(at: index).value
+        if stream.responseDone { answeredOpen -= 1 }
+        if stream.cancelledAt != nil { cancelledWaiting -= 1 }
+        var record = stream.record
+        record.state = stream.cancelledAt != nil ? .cancelled : state
+        record.endTime = stream.cancelledAt.map { stream.finalSeen ? max($0, now) : $0 } ?? now
+        return record
+    }
+
+    /// Ends the cancelled streams whose wait for their response head is over at `now`, in the
+    /// order they opened.
+    func settle(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard cancelledWaiting > 0 else { return }
+        let due = streams.filter { $0.value.cancelledAt.map { now - $0 >= Self.cancelledWaitMicros } ?? false }
+            .sorted { $0.value.record.sequence < $1.value.record.sequence }.map(\.key)
+        for id in due { emit(close(streams.index(forKey: id)!, .cancelled, at: now)) }
     }
 
     /// The response on the stream at `index` ended (END_STREAM).
@@ -318,34 +380,29 @@ final class HTTP2ExchangeReading {
     /// Emits the stream at `index` as complete, and forgets it, once both directions ended.
     private func finishIfDone(_ index: Dictionary<UInt32, Stream>.Index, at now: Int64, emit: (ExchangeRecord) -> Void) {
         guard streams.values[index].requestDone && streams.values[index].responseDone else { return }
-        answeredOpen -= 1
-        var record = streams.remove(at: index).value.record
-        record.state = .complete
-        record.endTime = now
-        emit(record)
+        emit(close(index, .complete, at: now))
     }
 
+    /// The server reset stream `id`: incomplete (cancelled, when the client had reset it first).
     private func reset(_ id: UInt32, at now: Int64, emit: (ExchangeRecord) -> Void) {
-        guard let stream = streams.removeValue(forKey: id) else { return }
-        if stream.responseDone { answeredOpen -= 1 }
-        var record = stream.record
-        record.state = .incomplete
-        record.endTime = now
-        emit(record)
+        guard let index = streams.index(forKey: id) else { return }
+        emit(close(index, .incomplete, at: now))
     }
 
     /// Ends every stream still open, in the order they were opened: incomplete, but for one
     /// whose whole response came (the client had its answer; its upload stopped with the
     /// connection, as it may once a server answers early, RFC 9113 §8.1: a full suite read one
-    /// nginx 413 "cut" when curl closed the connection rather than cancelling the stream).
+    /// nginx 413 "cut" when curl closed the connection rather than cancelling the stream), and
+    /// one the client reset, cancelled when it did.
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
         for stream in streams.values.sorted(by: { $0.record.sequence < $1.record.sequence }) {
             var record = stream.record
-            record.state = stream.responseDone ? .complete : .incomplete
-            record.endTime = now
+            record.state = stream.cancelledAt != nil ? .cancelled : stream.responseDone ? .complete : .incomplete
+            record.endTime = stream.cancelledAt ?? now
             emit(record)
         }
         streams.removeAll()
         answeredOpen = 0
+        cancelledWaiting = 0
     }
 }

@@ -256,11 +256,13 @@ function checkedDownload(link) {
 }
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
-// place, `200 incomplete` when the response never reached its end, `—` while open, `incomplete`
-// without one.
+// place, `200 incomplete` when the response never reached its end, `200 cancelled` when the
+// client reset its HTTP/2 stream, `—` while open, `incomplete` (or `cancelled`) without one.
 function requestStatus(x) {
-  if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : "");
-  return x.state === "open" ? "—" : "incomplete";
+  if (x.status !== null && x.status !== undefined) {
+    return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : x.state === "cancelled" ? " cancelled" : "");
+  }
+  return x.state === "open" ? "—" : x.state === "cancelled" ? "cancelled" : "incomplete";
 }
 
 function dl(pairs) {

@@ -215,7 +215,8 @@ async function requestDetail(id) {
   // As `tv request` says it: the code and reason, then the state (it read "200 incomplete OK").
   const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
-                  answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
+                  answered: "answered by tv, not the server (the connection's error says why)",
+                  cancelled: "cancelled: the client reset the stream after its request, before the response ended (HTTP/2 RST_STREAM)" }[x.state] || x.state;
   const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
