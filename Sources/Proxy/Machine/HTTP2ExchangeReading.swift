@@ -23,7 +23,9 @@ import Wire
 /// head a server sends anyway (a rapid reset: HEADERS then RST_STREAM, and nginx answered each
 /// 200): it ends `cancelled` with the server's status when the head comes, or without one when
 /// the server resets it, when room is needed (such streams are let go first), at `settle` once
-/// `cancelledWaitMicros` passed, or when the connection ends.
+/// `cancelledWaitMicros` passed, or when the connection ends. Its sizes are what came before the
+/// reset: the client ignores the frames it receives on a stream after resetting it (RFC 9113
+/// §5.1), so a head in flight gives the row the server's status and nothing more.
 final class HTTP2ExchangeReading {
     private struct Stream {
         var record: ExchangeRecord
