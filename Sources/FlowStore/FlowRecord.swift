@@ -93,8 +93,9 @@ public struct FlowRecord: Sendable, Equatable {
     /// Why it did not verify (`UpstreamCertificateProblem.cause`, one clause); nil otherwise.
     public var certificateProblem: String?
     /// Requests tv read on the connection and counted without writing their rows, past its row
-    /// allowance (the first 10,000, then 10 a second: `RequestRowAllowance`); nil when none were
-    /// (and in rows written before it was kept).
+    /// allowance (the first 10,000, then 10 a second: `RequestRowAllowance`) or opened while 256
+    /// of its HTTP/2 streams were followed (`RequestRowAllowance.streamsFollowed`); nil when none
+    /// were (and in rows written before it was kept).
     public var requestsLeftOut: Int64?
     /// Certificates of `certificateChain` whose DER the writer has not been given yet this
     /// session: it stores them (`INSERT OR IGNORE` into `certificates`) with the record. Not a

@@ -743,6 +743,19 @@ public enum FlowSchema {
         CREATE TABLE schema_cookie_31 (x);
         DROP TABLE schema_cookie_31;
         """,
+        // 32 (h2rows): an exchange's state may be 'cancelled' (`ExchangeState.cancelled`: the
+        // client reset its HTTP/2 stream after its request; a rapid reset's rows read "its end
+        // was never read" beside the 200 kept content showed: a trial). As 31, only the CHECK
+        // list widens, edited in place; rows written before keep their state.
+        """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema
+            SET sql = replace(sql, '''incomplete'', ''answered'')', '''incomplete'', ''answered'', ''cancelled'')')
+            WHERE type = 'table' AND name = 'exchanges';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_32 (x);
+        DROP TABLE schema_cookie_32;
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

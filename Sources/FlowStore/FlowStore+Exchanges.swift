@@ -40,3 +40,26 @@ extension FlowStore {
         try connection.withDatabase { try StoredExchanges.firstOfFlow(flowID, limit: limit, in: $0) }
     }
 }
+
+extension FlowStore {
+    /// Of the flows `ids`, those whose connections had requests counted and not written
+    /// (`FlowRecord.requestsLeftOut`), with how many, by flow id (ids with no flow row are
+    /// left out): what a list of request rows says it lacks (`tv requests`, `tv export har`).
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func requestsLeftOut(flows ids: some Sequence<Int64>) throws -> [(flow: Int64, count: Int64)] {
+        let distinct = Array(Set(ids)).sorted()
+        var found: [(flow: Int64, count: Int64)] = []
+        // 500 ids a statement, well inside SQLite's bound on variables (999 before 3.32).
+        for start in stride(from: 0, to: distinct.count, by: 500) {
+            let chunk = distinct[start..<min(start + 500, distinct.count)]
+            try connection.withDatabase { database in
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                let statement = try database.prepare(
+                    "SELECT id, requests_left_out FROM flows WHERE id IN (\(marks)) AND requests_left_out > 0 ORDER BY id")
+                try statement.bind(chunk.map { .integer($0) })
+                while try statement.step() { found.append((statement.int64(at: 0), statement.int64(at: 1))) }
+            }
+        }
+        return found
+    }
+}

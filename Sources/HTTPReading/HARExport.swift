@@ -15,10 +15,12 @@ import Glibc
 public enum HARExport {
     /// Writes the whole HAR document for `flows` to `out` piece by piece, entries ordered by
     /// start time, bodies read through `reader`.
-    public static func write(_ flows: [HARFlow], creatorVersion: String, pretty: Bool = true,
+    /// - Parameter notes: more parts of the log's comment, after the counts (the flows whose
+    ///   requests were counted without rows).
+    public static func write(_ flows: [HARFlow], creatorVersion: String, pretty: Bool = true, notes: [String] = [],
                              reader: BoundedBodyReader = BoundedBodyReader(), to out: (String) -> Void) {
         var splicer = JSONBodySplicer()
-        let document = document(flows, creatorVersion: creatorVersion, reader: reader, splicer: &splicer)
+        let document = document(flows, creatorVersion: creatorVersion, notes: notes, reader: reader, splicer: &splicer)
         splicer.write(document.serialized(pretty: pretty), reader: reader, to: out)
     }
 
@@ -30,7 +32,7 @@ public enum HARExport {
     }
 
     /// The document with a placeholder of `splicer` where each body goes.
-    static func document(_ flows: [HARFlow], creatorVersion: String, reader: BoundedBodyReader,
+    static func document(_ flows: [HARFlow], creatorVersion: String, notes: [String] = [], reader: BoundedBodyReader,
                          splicer: inout JSONBodySplicer) -> JSONValue {
         var entries: [(Int64, JSONValue)] = []
         var cut = 0
@@ -65,6 +67,7 @@ public enum HARExport {
         if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by a recording limit, or not all recorded)" }
         for note in HARRowEntry.logNotes(notKept: fromRows, unreadable: unreadable, pastBudget: pastBudget, deleted: deleted) { comment += "; " + note }
         if skipped > 0 { comment += "; \(skipped) response\(skipped == 1 ? "" : "s") without a recorded request left out" }
+        for note in notes { comment += "; " + note }
         return .object([("log", .object([
             ("version", .string("1.2")),
             ("creator", .object([("name", .string("TunnelVision")), ("version", .string(creatorVersion))])),
@@ -152,6 +155,7 @@ public enum HARExport {
         // The row's word too, when a budget's cut also hid that the exchange never ended (kept
         // content said only "cut by the recording budget": a trial).
         if row?.state == .incomplete { notes.append(ExchangeState.incompleteSentence) }
+        if row?.state == .cancelled { notes.append(ExchangeState.cancelledSentence) }
         if !notes.isEmpty { fields.append(("comment", .string(notes.joined(separator: "; ")))) }
         return .object(fields)
     }

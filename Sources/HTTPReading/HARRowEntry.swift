@@ -152,6 +152,7 @@ public enum HARRowEntry {
         case .open: notes.append("still open when exported")
         case .incomplete: notes.append(ExchangeState.incompleteSentence)
         case .answered where row.status == nil: notes.append(ExchangeState.refusedSentence + " (`tv flow \(row.flowID)` says why)")
+        case .cancelled: notes.append(ExchangeState.cancelledSentence)
         case .answered: notes.append("answered by tv in the server's place (`tv flow \(row.flowID)` says why)")
         }
         if row.status == nil, row.state != .answered { notes.append("no response was read") }

@@ -44,7 +44,8 @@ public struct ExchangeRowSubject: FilterSubject {
         switch flag {
         // tv's own answer (`.answered`) is no response of the server's, and a failure.
         case .hasResponse: return exchange.status != nil && exchange.state != .answered
-        case .failed: return exchange.state == .incomplete || exchange.state == .answered
+        // A cancelled stream is one, as kept content's reset is (`FilterSubjects`).
+        case .failed: return exchange.state == .incomplete || exchange.state == .answered || exchange.state == .cancelled
         case .tcp: return context.flow(exchange.flowID).map { $0.transport == .tcp }
         case .udp: return context.flow(exchange.flowID).map { $0.transport == .udp }
         }

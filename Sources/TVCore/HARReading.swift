@@ -44,7 +44,9 @@ public struct HARReading: KeptContentReading {
 
     /// Writes the file (or the HAR to `output`'s standard output), then one line saying how many
     /// entries it holds (on standard error when the HAR went to standard output); notes name
-    /// damaged turn rows (as each flow is read) and the flows left out (before the file is written).
+    /// damaged turn rows (as each flow is read), the flows left out, and the flows written whose
+    /// connections had requests counted without rows (`LeftOutRequestsNotice`, also in the log's
+    /// comment), before the file is written.
     /// - Throws: `ContentRefusal.noFlow` for an id with no flow row, `.noHTTP` when no flow
     ///   holds a request, `HARSelectionError.noRequestMatches` when the filter matches none (no
     ///   file is written); `FlowStoreError`, `ContentError` when the stores cannot be read;
@@ -52,6 +54,8 @@ public struct HARReading: KeptContentReading {
     public func run(flows: FlowStore, content: ContentStore, to output: some CommandOutput) throws {
         var harFlows: [HARFlow] = []
         var skipped: [String] = []
+        // Flows written whose connections had requests counted without rows (the log's comment says so).
+        var leftOut: [(flow: Int64, count: Int64)] = []
         var matcher = FilterMatcher(filter ?? .term(FilterTerm(.all)))
         // `~b` decodes bodies within its own budget, apart from the one that writes the file.
         let bodies = BoundedBodyReader()
@@ -98,6 +102,7 @@ public struct HARReading: KeptContentReading {
                     if flow.conversation.exchanges.isEmpty && flow.rows.isEmpty { continue }
                 }
                 harFlows.append(flow)
+                if let count = record.requestsLeftOut { leftOut.append((id, count)) }
                 continue
             case let .failure(reason):
                 why = reason.sentence(record: record, id: id)
@@ -120,7 +125,10 @@ public struct HARReading: KeptContentReading {
             flow.deletedStart = deletedStart
             let inSpan = span.map { span in stored.exchanges.filter { span.contains($0.requestTime) } } ?? stored.exchanges
             flow.rows = filter == nil ? inSpan : inSpan.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
-            if !flow.rows.isEmpty { harFlows.append(flow) }
+            if !flow.rows.isEmpty {
+                harFlows.append(flow)
+                if let count = record.requestsLeftOut { leftOut.append((id, count)) }
+            }
         }
         if itemized {
             for line in skipped { output.note("tv: left out " + line) }
@@ -128,6 +136,8 @@ public struct HARReading: KeptContentReading {
             output.note("tv: left out \(skipped.count) flow\(skipped.count == 1 ? "" : "s") with no kept HTTP and no exchange rows (`tv export har ID` names why for one).")
         }
         if let sentence = FilterNotice.sentence(matcher, rows: .requests) { output.note("tv: " + sentence) }
+        let leftOutNotice = LeftOutRequestsNotice(leftOut)
+        if let sentence = leftOutNotice.sentence { output.note("tv: " + sentence) }
         let fromContent = harFlows.reduce(0) { $0 + $1.conversation.exchanges.filter { $0.request != nil }.count }
         let tallies = harFlows.flatMap { flow in flow.rows.map { flow.source(of: $0).tally } }
         let fromRows = tallies.count { $0 == .notKept }, unreadable = tallies.count { $0 == .unreadable }
@@ -135,7 +145,8 @@ public struct HARReading: KeptContentReading {
         guard fromContent + tallies.count > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
         // Bodies are decoded one at a time, within one budget for the command, straight into the file.
         try file.write(mode: 0o600, output: output) { write in
-            HARExport.write(harFlows, creatorVersion: creatorVersion, reader: BoundedBodyReader()) { write(Array($0.utf8)) }
+            HARExport.write(harFlows, creatorVersion: creatorVersion, notes: leftOutNotice.harNote.map { [$0] } ?? [],
+                            reader: BoundedBodyReader()) { write(Array($0.utf8)) }
             write([0x0A])
         }
         let summary = HARReading.summary(entries: fromContent + tallies.count, fromRows: fromRows, unreadable: unreadable,

@@ -124,6 +124,7 @@ public struct RequestDetailPresentation: Sendable {
         case .open: status += " — still open"
         case .complete: status += " — complete"
         case .incomplete: status += " — " + ExchangeState.incompleteSentence
+        case .cancelled: status += " — " + ExchangeState.cancelledSentence
         case .answered:
             // A shared row's flow is that instance's: this data folder's flow of the id is
             // another connection (a trial's hint named one).

@@ -78,22 +78,24 @@ public struct RequestListPresentation: Sendable {
 
     /// `200`, `404 Not Found` only in the detail; here the code (`502 by tv` when tv answered in
     /// the server's place, `200 incomplete` when the response never reached its end: an aborted
-    /// download read as a plain `200`, a trial), or what stands for none: `—` while open,
-    /// `refused by tv` for a request tv never sent whose answer never came
-    /// (`ExchangeState.refusedSentence`), `incomplete` when it ended without a response. The
-    /// word is the state's name, as the JSON, the detail and the HAR say it (`cut` belongs to
-    /// what a budget or snaplen kept).
+    /// download read as a plain `200`, a trial; `200 cancelled` when the client reset its HTTP/2
+    /// stream), or what stands for none: `—` while open, `refused by tv` for a request tv never
+    /// sent whose answer never came (`ExchangeState.refusedSentence`), `incomplete` (or
+    /// `cancelled`) when it ended without a response. The word is the state's name, as the JSON,
+    /// the detail and the HAR say it (`cut` belongs to what a budget or snaplen kept).
     public static func status(_ e: ExchangeRecord) -> String {
         if let status = e.status {
             switch e.state {
             case .answered: return "\(status) by tv"
             case .incomplete: return "\(status) incomplete"
+            case .cancelled: return "\(status) cancelled"
             case .open, .complete: return String(status)
             }
         }
         switch e.state {
         case .open: return "—"
         case .answered: return "refused by tv"
+        case .cancelled: return "cancelled"
         case .complete, .incomplete: return "incomplete"
         }
     }
@@ -186,12 +188,11 @@ public struct RequestListPresentation: Sendable {
     /// the rest), as `tv requests` shows a page by default.
     public static let flowLineCap = 50
 
-    /// Of a flow whose connection made more requests than its row allowance: how many were
-    /// counted and not written, and the allowance.
+    /// Of a flow whose connection made more requests than it got rows for: how many were
+    /// counted and not written, and the two bounds (`LeftOutRequestsNotice.bounds`).
     public static func leftOutSentence(_ count: Int64, allowance: RequestRowAllowance = .standard) -> String {
-        "\(ByteWords.grouped(count)) more request\(count == 1 ? " was" : "s were") read on this connection and counted, not written:"
-            + " tv writes a connection's first \(ByteWords.grouped(Int64(allowance.first))) requests, then \(allowance.perSecond) a second"
-            + " (far more than a browser makes; a flood such as HTTP/2's rapid reset is held to that)."
+        "\(ByteWords.grouped(count)) more request\(count == 1 ? " was" : "s were") read on this connection and counted, not written: "
+            + LeftOutRequestsNotice.bounds(allowance) + "."
     }
 
     /// `tv flow ID`'s list of the flow's requests, in order (nothing when it has none):

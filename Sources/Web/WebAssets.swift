@@ -406,11 +406,14 @@ function checkedDownload(link) {
 }
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
-// place, `200 incomplete` when the response never reached its end, `—` while open, `refused by
-// tv` for a request tv never sent whose answer never came, `incomplete` without one.
+// place, `200 incomplete` when the response never reached its end, `200 cancelled` when the
+// client reset its HTTP/2 stream, `—` while open, `refused by tv` for a request tv never sent
+// whose answer never came, `incomplete` (or `cancelled`) without one.
 function requestStatus(x) {
-  if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : "");
-  return x.state === "open" ? "—" : x.state === "answered" ? "refused by tv" : "incomplete";
+  if (x.status !== null && x.status !== undefined) {
+    return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : x.state === "cancelled" ? " cancelled" : "");
+  }
+  return x.state === "open" ? "—" : x.state === "answered" ? "refused by tv" : x.state === "cancelled" ? "cancelled" : "incomplete";
 }
 
 function dl(pairs) {
@@ -1344,7 +1347,8 @@ async function requestDetail(id) {
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
                   answered: x.status === null || x.status === undefined
                     ? "refused by tv and never sent to the server; the connection ended before tv's answer (the connection's error says why)"
-                    : "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
+                    : "answered by tv, not the server (the connection's error says why)",
+                  cancelled: "cancelled: the client reset the stream after its request, before the response ended (HTTP/2 RST_STREAM)" }[x.state] || x.state;
   const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));

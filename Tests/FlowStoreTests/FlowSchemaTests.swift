@@ -142,6 +142,24 @@ import Testing
         #expect(try database.scalar("SELECT group_concat(meaning, ' ') FROM packets WHERE flow_id = 5") == .text("cut_off too_big_for_path"))
     }
 
+    @Test("migration 32: exchanges.state takes 'cancelled' (a file at 31 refuses it); rows written before stay, and the CHECK still refuses an unknown state")
+    func migrationThirtyTwoWidensExchangeStates() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(31))) == 0)
+        func insert(_ sequence: Int, _ state: String) throws {
+            try database.execute("INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time, state) "
+                                 + "VALUES (5, \(sequence), 'HTTP/2', 'GET', '/', 1, '\(state)')")
+        }
+        try insert(1, "incomplete")
+        #expect(throws: (any Error).self) { try insert(2, "cancelled") }
+        #expect(try FlowSchema.migrate(database) == 31)
+        try insert(2, "cancelled")
+        #expect(throws: (any Error).self) { try insert(3, "reset") }
+        #expect(try database.scalar("SELECT group_concat(state, ' ') FROM exchanges WHERE flow_id = 5") == .text("incomplete cancelled"))
+    }
+
     @Test func refusesAFileFromANewerTV() throws {
         let folder = makeTemporaryFolder()
         defer { removeFolder(folder) }

@@ -155,6 +155,25 @@ import FlowTerms
         }
     }
 
+    /// Every `ExchangeState` reaches both stores: PostgreSQL checks each row, so a state its
+    /// list lacks (`cancelled` before migration 12) would lose the whole batch there.
+    @Test(arguments: Backend.allCases) func everyExchangeStateIsWrittenAndReadBack(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        var flow = sampleFlow(start: 1)
+        try f.write { writer in
+            flow = writer.open(flow)
+            for (index, state) in ExchangeState.allCases.enumerated() {
+                writer.enqueue(.exchange(ExchangeRecord(flowID: flow.id, sequence: index + 1, streamID: Int64(2 * index + 1), httpVersion: "HTTP/2",
+                                                        method: "GET", scheme: "https", authority: "a.test", path: "/\(state.rawValue)",
+                                                        requestTime: 10 + Int64(index), endTime: state == .open ? nil : 20, state: state)))
+            }
+        }
+        let query = ExchangeQuery(limit: 100)
+        let page = try (f.history as? SharedFlowHistory)?.exchanges(query) ?? f.store.exchanges(query)
+        let read = page.exchanges.sorted { $0.sequence < $1.sequence }
+        #expect(read.map(\.state) == ExchangeState.allCases, "\(backend)")
+    }
+
     @Test(arguments: Backend.allCases) func openUpdatedClosedFlowIsOneRowWithItsLastState(_ backend: Backend) throws {
         let f = try Fixture(backend)
         var flow = sampleFlow(start: 500)

@@ -14,6 +14,10 @@ final class ExchangePlaybook {
         reader = ExchangeReader(.init(flowID: 7, scheme: scheme, keepsQuery: keepsQuery, http2: http2, http1: http1, maxOpen: maxOpen, target: target))
     }
 
+    init(_ settings: ExchangeReader.Settings) {
+        reader = ExchangeReader(settings)
+    }
+
     /// Feeds `bytes` as one burst; returns what was emitted for it.
     @discardableResult
     func feed(_ bytes: [UInt8], _ direction: Direction, at micros: Int64) -> [ExchangeRecord] {

@@ -88,7 +88,7 @@ struct ExchangeReaderHTTP2Tests {
         #expect(p.reader.stop == .ended)
     }
 
-    @Test("a whole response, then the server's RST_STREAM NO_ERROR while the request body is still coming (RFC 9113 §8.1, nginx after answering a POST): complete; NO_ERROR before the response ends, or CANCEL after it, is incomplete")
+    @Test("a whole response, then the server's RST_STREAM NO_ERROR while the request body is still coming (RFC 9113 §8.1, nginx after answering a POST): complete; NO_ERROR before the response ends, or CANCEL after it, is incomplete; the client's CANCEL before it ends, or another code, is cancelled")
     func earlyAnswerThenNoError() {
         // POST (static index 3) on stream 1, its body not yet sent.
         let post = Self.preface + Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders, 1, [0x83, 0x87, 0x84, 0x41, 0x01, 0x61])
@@ -115,8 +115,9 @@ struct ExchangeReaderHTTP2Tests {
         }
         let cancelled = clientReset(8, after: answered)
         #expect(cancelled?.state == .complete && cancelled?.status == 200 && cancelled?.requestBodyBytes == 5 && cancelled?.endTime == 4, "\(String(describing: cancelled))")
-        #expect(clientReset(8, after: Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain))?.state == .incomplete)
-        #expect(clientReset(2, after: answered)?.state == .incomplete)
+        // Before it ended, or with another code: the client gave the request up (cancelled).
+        #expect(clientReset(8, after: Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain))?.state == .cancelled)
+        #expect(clientReset(2, after: answered)?.state == .cancelled)
         // The connection ends after the whole response, the upload unfinished: complete.
         let closed = ExchangePlaybook(http2: true)
         closed.feed(post, .clientToServer, at: 1)
@@ -173,11 +174,15 @@ struct ExchangeReaderHTTP2Tests {
         first.endTime = 20
         first.state = .complete
         #expect(Array(rows.dropFirst()) == [promised, first])
-        // A push the client refuses (RST_STREAM CANCEL) ends incomplete.
+        // A push the client refuses (RST_STREAM CANCEL) ends cancelled, once the head a server
+        // may have sent before it read the reset had its second to come.
         let refused = ExchangePlaybook(http2: true)
         refused.feed(Self.preface + Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, Self.c31), .clientToServer, at: 10)
         refused.feed(Self.frame(0x4, 0, 0, []) + Self.frame(0x5, Self.endHeaders, 1, [0, 0, 0, 2] + Self.c31), .serverToClient, at: 20)
-        #expect(refused.feed(Self.frame(0x3, 0, 2, [0, 0, 0, 8]), .clientToServer, at: 30).map(\.state) == [.incomplete])
+        #expect(refused.feed(Self.frame(0x3, 0, 2, [0, 0, 0, 8]), .clientToServer, at: 30) == [])
+        var settled: [ExchangeRecord] = []
+        refused.reader.settle(at: 1_000_030) { settled.append($0) }
+        #expect(settled.map(\.state) == [.cancelled] && settled.map(\.endTime) == [30])
     }
 
     /// What was emitted but the open rows told when a response head came before its end (a

@@ -15,7 +15,8 @@ import Testing
     }
 
     static let leftOut = "  190,000 more requests were read on this connection and counted, not written: tv writes a connection's first"
-        + " 10,000 requests, then 10 a second (far more than a browser makes; a flood such as HTTP/2's rapid reset is held to that)."
+        + " 10,000 requests, then 10 a second (far more than a browser makes; a flood such as HTTP/2's rapid reset is held to that),"
+        + " and follows at most 256 of its HTTP/2 streams at once (a stream opened while that many wait for their responses is counted)."
 
     @Test("the first of 10,200 rows, the rest counted in one line, and the requests left out in another")
     func firstAndCount() {

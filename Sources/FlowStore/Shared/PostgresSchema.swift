@@ -269,6 +269,13 @@ enum PostgresSchema {
         """
         ALTER TABLE flows ADD COLUMN requests_left_out BIGINT;
         """,
+        // 12 (h2rows): an exchange's state may be 'cancelled' (`ExchangeState.cancelled`,
+        // SQLite's migration 32). NOT VALID, as 6.
+        """
+        ALTER TABLE exchanges DROP CONSTRAINT exchanges_state_check;
+        ALTER TABLE exchanges ADD CONSTRAINT exchanges_state_check
+            CHECK (state IN ('open', 'complete', 'incomplete', 'answered', 'cancelled')) NOT VALID;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

@@ -98,6 +98,8 @@ extension ProxyConnection {
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // A side ended HTTP/2 with an error: the flow says so (the machine decides).
         if plain == nil, let goaway = reader.takeGoAway() { feed(.http2GoAway(goaway)) }
+        // The client sent a malformed request, passed on: the flow says which rule it broke.
+        if plain == nil, let request = reader.takeMalformedRequest() { feed(.http2MalformedRequest(request)) }
         // Requests past the connection's row allowance: the flow keeps their count.
         let leftOut = reader.requestsLeftOut
         if leftOut > 0, let plain {
@@ -107,6 +109,8 @@ extension ProxyConnection {
         } else if leftOut > 0, UInt64(leftOut) != machine.facts.requestsLeftOut {
             feed(.requestRowsLeftOut(leftOut))
         }
+        // HTTP/2 streams the client reset wait a while for their response heads, bytes moving or not.
+        if plain == nil, exchangeSettleAt == 0, reader.awaitsCancelledResponses { armExchangeSettle() }
         // The head is in; its body is still to come: acknowledge now rather than after the
         // delayed-ACK timer (40 ms on Linux), which a client holding a small body under
         // Nagle's algorithm would wait out. One setsockopt per such request.
@@ -149,6 +153,22 @@ extension ProxyConnection {
         relayHeadDeadline.headCompleted()
         relayHeadDeadline.headBegan(at: loop.now)
         rearm()
+    }
+
+    /// Arms the timer that ends the cancelled HTTP/2 streams whose wait is over (`settleExchanges`).
+    private func armExchangeSettle() {
+        exchangeSettleAt = loop.now &+ UInt64(HTTP2ExchangeReading.cancelledWaitMicros) * 1_000
+        rearm()
+    }
+
+    /// The timer of `armExchangeSettle`: the reader ends the cancelled streams whose wait is over
+    /// (their rows read open until then), and the timer is armed again while others wait.
+    func settleExchanges() {
+        exchangeSettleAt = 0
+        guard let reader = exchanges else { return }
+        let sink = shared.sink
+        reader.settle(at: EngineClock.wallMicros()) { sink?.exchangeChanged($0) }
+        if reader.awaitsCancelledResponses { armExchangeSettle() }
     }
 
     /// After a pass: tv holds nothing more for the client, so what completed is in its socket.

@@ -42,6 +42,9 @@ final class ProxyConnection: LoopHandler {
     var lastActivity: UInt64
     /// A timer is armed for the bytes moved since the flow's last report (`armProgress`).
     var progressArmed = false
+    /// When the exchange reader's cancelled HTTP/2 streams are settled (`settleExchanges`;
+    /// monotonic ns, 0: none waits).
+    var exchangeSettleAt: UInt64 = 0
     /// Set once the relay ended by one leg's read failure: what tv holds for the other leg is
     /// being delivered before the close (`ProxyConnection+Delivery`).
     var delivery: Delivery?
@@ -304,6 +307,7 @@ final class ProxyConnection: LoopHandler {
         if buffersMayBeHeld && now >= IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt) {
             releaseIdleBuffers()
         }
+        if exchangeSettleAt != 0 && now >= exchangeSettleAt { settleExchanges() }
         if progressArmed && now >= lastActivity &+ FlowProgressReport.intervalNanos {
             progressArmed = false
             feed(.progressQuiet(atMicros: loop.wallNow))
@@ -369,6 +373,7 @@ final class ProxyConnection: LoopHandler {
                 if told < next { next = told }
             }
             if let head = relayHeadDeadline.deadline, head < next { next = head }
+            if exchangeSettleAt != 0 && exchangeSettleAt < next { next = exchangeSettleAt }
         }
         guard next != 0, armedAt == 0 || next < armedAt else { return }
         armedAt = next

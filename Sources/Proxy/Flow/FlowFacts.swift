@@ -181,7 +181,8 @@ public struct FlowFacts: Sendable, Hashable {
     /// (public) name of an ECH handshake (or the real one, if the extension was GREASE).
     public var hostIsECHPublicName = false
     /// Requests read on the connection and counted without rows, past its row allowance
-    /// (`RequestRowAllowance`); 0 when every request got its row.
+    /// (`RequestRowAllowance`) or its HTTP/2 streams followed at once
+    /// (`RequestRowAllowance.streamsFollowed`); 0 when every request got its row.
     public var requestsLeftOut: UInt64 = 0
 
     /// - Parameter reached: where the client's connection reached tv (`reached`), when known.

@@ -228,6 +228,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// A side of an inspected HTTP/2 connection ended it with an error (`HTTP2GoAway`: a
     /// GOAWAY whose code is not NO_ERROR); a note on the flow, which read as clean before.
     case http2GoAway(HTTP2GoAway)
+    /// The client of an inspected HTTP/2 connection sent a malformed request
+    /// (`HTTP2MalformedRequest`: RFC 9113 §8.1.1), which tv passed on; a note on the flow (a
+    /// trial's repeated `:path` went to the server with nothing said).
+    case http2MalformedRequest(HTTP2MalformedRequest)
 
     /// Which of the three client-leg kinds the counters and the flow name this is
     /// (`ClientLegOutcome`); nil for every other failure.
@@ -366,6 +370,8 @@ public enum ConnectionFailure: Equatable, Sendable {
             return "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)"
         case .http2GoAway(let goaway):
             return goaway.phrase
+        case .http2MalformedRequest(let request):
+            return request.phrase
         case .exchangeReadingStopped(let reason):
             // "exchanges": the reason may be the server's (it said "requests" of a response's
             // framing: the hostile-input trial).

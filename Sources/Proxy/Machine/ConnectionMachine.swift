@@ -230,6 +230,10 @@ struct ConnectionMachine {
             guard facts.error == nil else { return [] }
             facts.error = ConnectionFailure.http2GoAway(goaway).sentence
             return [.updateFlow]
+        case .http2MalformedRequest(let request):
+            guard facts.error == nil else { return [] }
+            facts.error = ConnectionFailure.http2MalformedRequest(request).sentence
+            return [.updateFlow]
         case .requestRowsLeftOut(let count):
             // Told with the flow's next report (every 2 s while bytes move, and at its end).
             facts.requestsLeftOut = UInt64(max(0, count))

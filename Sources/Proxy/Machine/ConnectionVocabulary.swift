@@ -179,6 +179,9 @@ extension ConnectionMachine {
         /// A side of the relay's HTTP/2 ended it with an error (`HTTP2GoAway`): the flow says so
         /// when it says nothing else.
         case http2GoAway(HTTP2GoAway)
+        /// The relay's HTTP/2 client sent a malformed request, passed on (`HTTP2MalformedRequest`):
+        /// the flow says so when it says nothing else.
+        case http2MalformedRequest(HTTP2MalformedRequest)
         /// The relay's reader has counted this many requests without rows so far, past the
         /// connection's `RequestRowAllowance` (the flow says how many; its next report carries it).
         case requestRowsLeftOut(Int)

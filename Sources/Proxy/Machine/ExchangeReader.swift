@@ -10,8 +10,9 @@ import Wire
 /// when the body streams past that burst, and every 2 s or more while its bytes move).
 ///
 /// Bounded per connection: heads up to 64 KiB, header blocks up to 256 KiB, at most
-/// `Settings.maxOpen` exchanges waiting at once, and rows as `RequestRowAllowance` allows (the
-/// rest read on, counted: `requestsLeftOut`). HTTP/1 bytes tv cannot follow are refused
+/// `Settings.maxOpen` exchanges waiting at once (HTTP/2 streams past it are read on without
+/// rows, counted), and rows as `RequestRowAllowance` allows (the rest read on, counted; both
+/// counts are `requestsLeftOut`). HTTP/1 bytes tv cannot follow are refused
 /// (`Stop.refused`, `ExchangeRefusal`: not forwarded, answered where an answer fits, the
 /// connection closed), so no request passes without its row; HTTP/2 that breaks the rules
 /// stops the reading (`Stop.malformed`) and its bytes go on. Either way what is open becomes
@@ -30,7 +31,7 @@ final class ExchangeReader {
         /// ALPN chose http/1.1: the connection is HTTP/1 from its first byte.
         var http1 = false
         /// Most exchanges (HTTP/1 requests waiting for responses, HTTP/2 streams) open at once.
-        var maxOpen = 256
+        var maxOpen = RequestRowAllowance.streamsFollowed
         /// Reverse mode: every request goes to this target (its scheme and `host:port`); nil
         /// elsewhere. A row takes its scheme (the server got the request over it, RFC 9110 §7.1)
         /// and its authority only when the request names none: the URL's host is the request's
@@ -104,8 +105,11 @@ final class ExchangeReader {
     /// Which requests get rows: the records of the others are not told (`requestsLeftOut`).
     private var rows: RequestRowAllowance
 
-    /// Requests read and counted without a row (past `Settings.requestRows`).
-    var requestsLeftOut: Int { rows.leftOut }
+    /// Requests read and counted without a row: past `Settings.requestRows`, and HTTP/2 streams
+    /// opened while `Settings.maxOpen` were followed (`HTTP2ExchangeReading.streamsLeftOut`).
+    var requestsLeftOut: Int { rows.leftOut + streamsLeftOut + (http2?.streamsLeftOut ?? 0) }
+    /// The HTTP/2 half's `streamsLeftOut` when reading stopped (the half is gone then).
+    private var streamsLeftOut = 0
 
     init(_ settings: Settings) {
         self.settings = settings
@@ -207,6 +211,23 @@ final class ExchangeReader {
         http2?.takeGoAway()
     }
 
+    /// The first malformed HTTP/2 request read, once (`HTTP2ExchangeReading.takeMalformed`);
+    /// nil over HTTP/1.
+    func takeMalformedRequest() -> HTTP2MalformedRequest? {
+        http2?.takeMalformed()
+    }
+
+    /// HTTP/2 streams the client reset wait for their response heads: the driver calls `settle`
+    /// once `HTTP2ExchangeReading.cancelledWaitMicros` passed, bytes moving or not.
+    var awaitsCancelledResponses: Bool { (http2?.cancelledWaiting ?? 0) > 0 }
+
+    /// Ends the HTTP/2 streams the client reset whose wait for their response head is over at
+    /// `micros` (`cancelled`, without a status), telling `emit` the records that get rows.
+    func settle(at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        guard stop == nil, let http2 else { return }
+        http2.settle(at: micros) { record in if rows.passes(record, at: micros) { emit(record) } }
+    }
+
     /// Where to write the server's last burst apart, once (`HTTP2ExchangeReading.takeSplit`).
     func takeResponseSplit() -> Int? {
         http2?.takeSplit()
@@ -253,6 +274,7 @@ final class ExchangeReader {
         func pass(_ record: ExchangeRecord) { if rows.passes(record, at: micros) { emit(record) } }
         http1?.end(at: micros, emit: pass)
         http2?.end(at: micros, emit: pass)
+        streamsLeftOut += http2?.streamsLeftOut ?? 0
         http1 = nil
         http2 = nil
     }

@@ -1,24 +1,45 @@
 import FlowTerms
 import Wire
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The HTTP/2 half of `ExchangeReader`: each direction's frames through `HTTP2FrameScanner`,
 /// header blocks through that direction's HPACK inflater (nghttp2's; RFC 7541), one exchange
 /// per client-opened stream (RFC 9113 §8.1). A stream's exchange ends when both sides sent
 /// END_STREAM (complete), when the server reset it with NO_ERROR after its whole response
-/// (complete: §8.1's early answer), or when either reset it otherwise (incomplete). A stream the
+/// (complete: §8.1's early answer), when the client reset it otherwise (cancelled), or when the
+/// server did (incomplete). A stream the
 /// server pushes (PUSH_PROMISE, §8.4) is an exchange too, its request the promise's fields (its
 /// row's stream id even): the client received the response, and the rows left it out while
 /// `tv turns --http` showed it (a trial).
+///
+/// At most `Settings.maxOpen` streams are followed at once. At that bound a stream whose whole
+/// response came is let go, told as `end` tells it (complete: the client has its answer), to make
+/// room; when none has, the new stream is read without a row, its header block decoded so HPACK
+/// stays in step, and counted (`streamsLeftOut`); streams after it get rows once there is room.
+/// Reading stopped there before ("More than 256 streams were open at once"), and a client that
+/// held 300 streams open against a server that set no limit sent 3 more requests with no row and
+/// no count (a hostile-input trial).
+///
+/// A stream the client resets before its response head came stays followed a while for the
+/// head a server sends anyway (a rapid reset: HEADERS then RST_STREAM, and nginx answered each
+/// 200): it ends `cancelled` with the server's status when the head comes, or without one when
+/// the server resets it, when room is needed (such streams are let go first), at `settle` once
+/// `cancelledWaitMicros` passed, or when the connection ends. Its sizes are what came before the
+/// reset: the client ignores the frames it receives on a stream after resetting it (RFC 9113
+/// §5.1), so a head in flight gives the row the server's status and nothing more.
 final class HTTP2ExchangeReading {
     private struct Stream {
         var record: ExchangeRecord
         var requestDone: Bool
         var responseDone = false
         var finalSeen = false
+        /// When the client reset the stream before its response head came (nil: it did not).
+        var cancelledAt: Int64?
     }
+
+    /// How long a stream the client reset waits for its response head (µs): 1 s. The trial's
+    /// nginx answered a rapid reset's streams within milliseconds; a browser's cancelled request
+    /// whose server says nothing more reads open that long at most (`ExchangeReader.settle`).
+    static let cancelledWaitMicros: Int64 = 1_000_000
 
     private let settings: ExchangeReader.Settings
     private var clientFrames = HTTP2FrameScanner(expectingPreface: true)
@@ -35,6 +56,32 @@ final class HTTP2ExchangeReading {
     /// The first GOAWAY with an error code, either side's, until taken (`takeGoAway`).
     private var goaway: HTTP2GoAway?
     private var goawayTaken = false
+    /// The first malformed request read (`HTTP2MalformedRequest`), until taken (`takeMalformed`).
+    private var malformed: HTTP2MalformedRequest?
+    private var malformedTaken = false
+    /// The highest stream id the client opened a stream with: a new stream's id is higher than
+    /// every one before it (RFC 9113 §5.1.1), so a client header block on an id at or below it
+    /// that is not open is the trailers of a stream let go or left out (or breaks the rules) and
+    /// opens no exchange.
+    private var highestClientStream: UInt32 = 0
+    /// Streams opened while `Settings.maxOpen` were followed and none could be let go: read
+    /// without a row, counted.
+    private(set) var streamsLeftOut = 0
+    /// Streams followed whose whole response came while their request goes on: the ones let go
+    /// when the bound is reached and no cancelled stream waits.
+    private var answeredOpen = 0
+    /// Streams the client reset that wait for their response head: the first let go.
+    private(set) var cancelledWaiting = 0
+    /// A stream was let go or left out while it may still be open: the reader no longer knows
+    /// when every stream has ended (`isBetweenExchanges`).
+    private var untracked = false
+
+    /// The first malformed request read, once (nil: none, or already taken).
+    func takeMalformed() -> HTTP2MalformedRequest? {
+        guard let malformed, !malformedTaken else { return nil }
+        malformedTaken = true
+        return malformed
+    }
 
     /// The first GOAWAY with an error code read, once (nil: none, or already taken).
     func takeGoAway() -> HTTP2GoAway? {
@@ -49,8 +96,10 @@ final class HTTP2ExchangeReading {
         responseHeaders = try? HPACKInflater()
     }
 
-    /// No stream is open (every exchange read so far has ended).
-    var isBetweenExchanges: Bool { streams.isEmpty }
+    /// No stream is open (every exchange read so far has ended); false for the rest of the
+    /// connection once a stream was let go or left out at `Settings.maxOpen` (its end is not
+    /// followed: tv's stop resets such a connection rather than close it between exchanges).
+    var isBetweenExchanges: Bool { streams.isEmpty && !untracked }
 
     /// Where, in the server's last burst, an RST_STREAM(NO_ERROR) after its stream's whole
     /// response began; the relay writes the burst in two records there (`takeSplit`).
@@ -95,8 +144,8 @@ final class HTTP2ExchangeReading {
         guard failure == nil else { return }
         switch event {
         case let .headerBlock(id, endStream, _, block):
-            var fields = RequestFields()
-            guard decode(block, with: requestHeaders, on: id, into: { fields.take($0, $1) }) else { return }
+            var fields = HTTP2RequestFields()
+            guard decode(block, with: requestHeaders, on: id, into: { fields.take($0, $1, admitted: $2) }) else { return }
             if let index = streams.index(forKey: id) {
                 // Trailers (RFC 9113 §8.1).
                 if endStream {
@@ -106,8 +155,12 @@ final class HTTP2ExchangeReading {
                 }
                 return
             }
-            guard streams.count < settings.maxOpen else {
-                failure = "More than \(settings.maxOpen) streams were open at once, more than tv reads."
+            guard id > highestClientStream else { return }
+            highestClientStream = id
+            fields.finish()
+            if let rule = fields.broken, malformed == nil { malformed = HTTP2MalformedRequest(streamID: id, rule: rule) }
+            guard makeRoom(at: now, emit: emit) else {
+                streamsLeftOut += 1
                 return
             }
             open(id, fields, requestEnded: endStream, at: now, emit: emit)
@@ -124,12 +177,13 @@ final class HTTP2ExchangeReading {
             // The client stops a stream whose whole response it has (NO_ERROR or CANCEL: curl
             // cancels its upload once nginx's early 413 is in): the exchange is complete, its
             // request body what was sent before (a full suite read one such 413 "cut").
-            if code == 0 || code == 8, let index = streams.index(forKey: id), streams.values[index].responseDone {
+            guard let index = streams.index(forKey: id) else { return }
+            if code == 0 || code == 8, streams.values[index].responseDone {
                 streams.values[index].requestDone = true
                 finishIfDone(index, at: now, emit: emit)
                 return
             }
-            reset(id, at: now, emit: emit)
+            cancel(index, at: now, emit: emit)
         case let .settings(size):
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
             // larger bound is applied at once (a smaller one takes effect after the ACK).
@@ -144,29 +198,37 @@ final class HTTP2ExchangeReading {
         switch event {
         case let .headerBlock(id, _, promised?, block):
             // The promised request, in the server's header table.
-            var fields = RequestFields()
-            guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
+            var fields = HTTP2RequestFields()
+            guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1, admitted: $2) }) else { return }
             guard streams[promised] == nil else { return }
-            guard streams.count < settings.maxOpen else {
-                failure = "More than \(settings.maxOpen) streams were open at once, more than tv reads."
+            guard makeRoom(at: now, emit: emit) else {
+                streamsLeftOut += 1
                 return
             }
             open(promised, fields, requestEnded: true, at: now, emit: emit)
         case let .headerBlock(id, endStream, nil, block):
-            var fields = ResponseFields()
-            guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
+            var fields = HTTP2ResponseFields()
+            guard decode(block, with: responseHeaders, on: id, into: { if $2 { fields.take($0, $1) } }) else { return }
             guard let index = streams.index(forKey: id) else { return }
             // In place (`values[index]`): reading `streams[id]` copies the whole record each time.
             let final = streams.values[index].finalSeen
-            answer(&streams.values[index], fields, endStream: endStream, at: now)
+            answer(&streams.values[index], fields, at: now)
+            if streams.values[index].cancelledAt != nil {
+                // The head the client gave up waiting for: its status is the row's.
+                if streams.values[index].finalSeen { emit(close(index, .cancelled, at: now)) }
+                return
+            }
             if !final, streams.values[index].finalSeen, !endStream { headed.append(id) }
-            if endStream { finishIfDone(index, at: now, emit: emit) }
+            if endStream {
+                responseEnded(index)
+                finishIfDone(index, at: now, emit: emit)
+            }
         case let .data(id, count, endStream):
             guard let index = streams.index(forKey: id) else { return }
             streams.values[index].record.responseBodyBytes = (streams.values[index].record.responseBodyBytes ?? 0) + Int64(count)
             streams.values[index].record.responseWireBytes = (streams.values[index].record.responseWireBytes ?? 0) + Int64(count)
             if endStream {
-                streams.values[index].responseDone = true
+                responseEnded(index)
                 finishIfDone(index, at: now, emit: emit)
             }
         case let .reset(id, code, start):
@@ -189,9 +251,79 @@ final class HTTP2ExchangeReading {
         }
     }
 
+    /// Whether a new stream can be followed: fewer than `Settings.maxOpen` are, or one whose
+    /// whole response came can be let go (the first opened of them), told as `end` tells it:
+    /// complete, the client had its answer; its request's later bytes go uncounted.
+    private func makeRoom(at now: Int64, emit: (ExchangeRecord) -> Void) -> Bool {
+        guard streams.count >= settings.maxOpen else { return true }
+        // A cancelled stream goes first, told without the head it waited for; it needs no
+        // following after (the client is done with it).
+        if cancelledWaiting > 0, let oldest = oldest(where: { $0.cancelledAt != nil }) {
+            emit(close(oldest, .cancelled, at: now))
+            return true
+        }
+        untracked = true
+        guard answeredOpen > 0, let oldest = oldest(where: \.responseDone) else { return false }
+        emit(close(oldest, .complete, at: now))
+        return true
+    }
+
+    /// The first opened of the streams that `matches` (a scan of at most `Settings.maxOpen`).
+    private func oldest(where matches: (Stream) -> Bool) -> Dictionary<UInt32, Stream>.Index? {
+        var oldest: Dictionary<UInt32, Stream>.Index?
+        var index = streams.startIndex
+        while index != streams.endIndex {
+            if matches(streams.values[index]),
+               oldest.map({ streams.values[index].record.sequence < streams.values[$0].record.sequence }) ?? true { oldest = index }
+            index = streams.index(after: index)
+        }
+        return oldest
+    }
+
+    /// The client reset the stream at `index` (not after its whole response with NO_ERROR or
+    /// CANCEL, which completes it): told `cancelled` at once when its response head came,
+    /// else kept for the head a server may send anyway.
+    private func cancel(_ index: Dictionary<UInt32, Stream>.Index, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard streams.values[index].cancelledAt == nil else { return }
+        if streams.values[index].finalSeen || streams.values[index].responseDone {
+            emit(close(index, .cancelled, at: now))
+            return
+        }
+        streams.values[index].cancelledAt = now
+        cancelledWaiting += 1
+    }
+
+    /// Forgets the stream at `index`, its record ended `state` at `now` (a cancelled stream
+    /// without its response head ends when the client reset it).
+    private func close(_ index: Dictionary<UInt32, Stream>.Index, _ state: ExchangeState, at now: Int64) -> ExchangeRecord {
+        let stream = streams.remove(at: index).value
+        if stream.responseDone { answeredOpen -= 1 }
+        if stream.cancelledAt != nil { cancelledWaiting -= 1 }
+        var record = stream.record
+        record.state = stream.cancelledAt != nil ? .cancelled : state
+        record.endTime = stream.cancelledAt.map { stream.finalSeen ? max($0, now) : $0 } ?? now
+        return record
+    }
+
+    /// Ends the cancelled streams whose wait for their response head is over at `now`, in the
+    /// order they opened.
+    func settle(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard cancelledWaiting > 0 else { return }
+        let due = streams.filter { $0.value.cancelledAt.map { now - $0 >= Self.cancelledWaitMicros } ?? false }
+            .sorted { $0.value.record.sequence < $1.value.record.sequence }.map(\.key)
+        for id in due { emit(close(streams.index(forKey: id)!, .cancelled, at: now)) }
+    }
+
+    /// The response on the stream at `index` ended (END_STREAM).
+    private func responseEnded(_ index: Dictionary<UInt32, Stream>.Index) {
+        guard !streams.values[index].responseDone else { return }
+        streams.values[index].responseDone = true
+        answeredOpen += 1
+    }
+
     /// A new exchange on stream `id` from its request fields (the client's HEADERS, or the
     /// server's PUSH_PROMISE, whose request has ended as it is promised).
-    private func open(_ id: UInt32, _ fields: RequestFields, requestEnded: Bool, at now: Int64, emit: (ExchangeRecord) -> Void) {
+    private func open(_ id: UInt32, _ fields: HTTP2RequestFields, requestEnded: Bool, at now: Int64, emit: (ExchangeRecord) -> Void) {
         sequence += 1
         let method = fields.method ?? ""
         let target = ExchangeTarget(fields.path ?? (method == "CONNECT" ? fields.authority ?? "" : ""), keepsQuery: settings.keepsQuery)
@@ -205,17 +337,18 @@ final class HTTP2ExchangeReading {
         emit(record)
     }
 
-    /// Decodes one header block, whole (the table must follow it), handing `take` its fields
-    /// within one block's room of `HeaderListLimits.standard`, as the readers of kept turns keep
-    /// them (the rest would never be shown there either); false (and `failure` set) when it
-    /// cannot be decoded.
+    /// Decodes one header block, whole (the table must follow it), handing `take` each field and
+    /// whether it is within one block's room of `HeaderListLimits.standard`, as the readers of
+    /// kept turns keep them (the rest would never be shown there either, and are not copied);
+    /// false (and `failure` set) when it cannot be decoded.
     ///
     /// The trial's HPACK bomb (60,000 one-byte references to a 4,000-byte field, 240 MB decoded)
     /// left tv at 33 MB: nghttp2 hands a referenced table entry without a copy, and `take` copies
-    /// only the few fields a row keeps, each replacing the last, so memory stays one field's. The
-    /// room bounds the copying too: each of 60,000 `:path` references was a 4,000-byte string.
+    /// only the few fields a row keeps, once each (a repeated one keeps its first), so memory
+    /// stays one field's. The room bounds the copying too: each of 60,000 `:path` references was
+    /// a 4,000-byte string.
     private func decode(_ block: UnsafeRawBufferPointer, with inflater: HPACKInflater?, on id: UInt32,
-                        into take: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Bool {
+                        into take: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Bool) -> Void) -> Bool {
         guard let inflater else {
             failure = "tv could not start an HPACK decoder."
             return false
@@ -223,7 +356,7 @@ final class HTTP2ExchangeReading {
         var room = HeaderBlockAdmission(limits: .standard)
         do throws(HPACKError) {
             try inflater.decode(block) { name, value in
-                if room.admit(name: name.count, value: value.count) { take(name, value) }
+                take(name, value, room.admit(name: name.count, value: value.count))
             }
             return true
         } catch {
@@ -234,7 +367,7 @@ final class HTTP2ExchangeReading {
 
     /// A response header block's facts on its stream: the first byte's time, and the final
     /// status (1xx other than 101 are interim, RFC 9110 §15.2) with its content type and coding.
-    private func answer(_ stream: inout Stream, _ fields: ResponseFields, endStream: Bool, at now: Int64) {
+    private func answer(_ stream: inout Stream, _ fields: HTTP2ResponseFields, at now: Int64) {
         // The final response's first byte is the response's (an interim 100's booked an upload
         // as receiving: a trial, over HTTP/1).
         if let status = fields.status, !stream.finalSeen, status >= 200 || status == 101 {
@@ -246,86 +379,34 @@ final class HTTP2ExchangeReading {
             stream.record.responseBodyBytes = 0
             stream.record.responseWireBytes = 0
         }
-        if endStream { stream.responseDone = true }
     }
 
     /// Emits the stream at `index` as complete, and forgets it, once both directions ended.
     private func finishIfDone(_ index: Dictionary<UInt32, Stream>.Index, at now: Int64, emit: (ExchangeRecord) -> Void) {
         guard streams.values[index].requestDone && streams.values[index].responseDone else { return }
-        var record = streams.remove(at: index).value.record
-        record.state = .complete
-        record.endTime = now
-        emit(record)
+        emit(close(index, .complete, at: now))
     }
 
+    /// The server reset stream `id`: incomplete (cancelled, when the client had reset it first).
     private func reset(_ id: UInt32, at now: Int64, emit: (ExchangeRecord) -> Void) {
-        guard let stream = streams.removeValue(forKey: id) else { return }
-        var record = stream.record
-        record.state = .incomplete
-        record.endTime = now
-        emit(record)
+        guard let index = streams.index(forKey: id) else { return }
+        emit(close(index, .incomplete, at: now))
     }
 
     /// Ends every stream still open, in the order they were opened: incomplete, but for one
     /// whose whole response came (the client had its answer; its upload stopped with the
     /// connection, as it may once a server answers early, RFC 9113 §8.1: a full suite read one
-    /// nginx 413 "cut" when curl closed the connection rather than cancelling the stream).
+    /// nginx 413 "cut" when curl closed the connection rather than cancelling the stream), and
+    /// one the client reset, cancelled when it did.
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
         for stream in streams.values.sorted(by: { $0.record.sequence < $1.record.sequence }) {
             var record = stream.record
-            record.state = stream.responseDone ? .complete : .incomplete
-            record.endTime = now
+            record.state = stream.cancelledAt != nil ? .cancelled : stream.responseDone ? .complete : .incomplete
+            record.endTime = stream.cancelledAt ?? now
             emit(record)
         }
         streams.removeAll()
-    }
-}
-
-/// Whether a decoded field name equals `name` (HTTP/2 names are lowercase, RFC 9113 §8.2.1).
-private func named(_ raw: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-    guard raw.count == name.utf8CodeUnitCount else { return false }
-    guard let base = raw.baseAddress else { return raw.isEmpty }
-    return memcmp(base, name.utf8Start, raw.count) == 0
-}
-
-private func text(_ raw: UnsafeRawBufferPointer) -> String { String(decoding: raw, as: UTF8.self) }
-
-/// The request fields an exchange row keeps (values of other fields are never copied).
-private struct RequestFields {
-    var method: String?
-    var scheme: String?
-    var authority: String?
-    var path: String?
-    var host: String?
-    var protocolName = false
-
-    mutating func take(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-        if name.first == UInt8(ascii: ":") {
-            if named(name, ":method") { method = text(value) }
-            else if named(name, ":scheme") { scheme = text(value) }
-            else if named(name, ":authority") { authority = text(value) }
-            else if named(name, ":path") { path = text(value) }
-            else if named(name, ":protocol") { protocolName = true }
-        } else if named(name, "host") {
-            host = text(value)
-        }
-    }
-}
-
-/// The response fields an exchange row keeps.
-private struct ResponseFields {
-    var status: Int?
-    var contentType: String?
-    var contentEncoding: String?
-
-    mutating func take(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-        if named(name, ":status") {
-            guard value.count == 3, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return }
-            status = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        } else if named(name, "content-type") {
-            contentType = text(value)
-        } else if named(name, "content-encoding") {
-            contentEncoding = text(value)
-        }
+        answeredOpen = 0
+        cancelledWaiting = 0
     }
 }

@@ -19,6 +19,13 @@ public struct RequestRowAllowance: Sendable, Equatable {
     /// The allowance every connection gets: 10,000 rows, then 10 a second.
     public static let standard = RequestRowAllowance(first: 10_000, perSecond: 10)
 
+    /// How many HTTP/2 streams of one connection are followed at once (`ExchangeReader.Settings`'
+    /// `maxOpen`): a stream opened while that many wait for their responses gets no row and is
+    /// counted with the requests past the allowance (`HTTP2ExchangeReading`). It bounds the
+    /// reader's memory (a record a stream), not the client: a server that sets no
+    /// SETTINGS_MAX_CONCURRENT_STREAMS lets a client open more without breaking a rule.
+    public static let streamsFollowed = 256
+
     /// Rows a connection writes before its allowance grows with time.
     public let first: Int
     /// Rows added for each whole second since the connection's first request.

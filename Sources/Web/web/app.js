@@ -256,11 +256,14 @@ function checkedDownload(link) {
 }
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
-// place, `200 incomplete` when the response never reached its end, `—` while open, `refused by
-// tv` for a request tv never sent whose answer never came, `incomplete` without one.
+// place, `200 incomplete` when the response never reached its end, `200 cancelled` when the
+// client reset its HTTP/2 stream, `—` while open, `refused by tv` for a request tv never sent
+// whose answer never came, `incomplete` (or `cancelled`) without one.
 function requestStatus(x) {
-  if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : "");
-  return x.state === "open" ? "—" : x.state === "answered" ? "refused by tv" : "incomplete";
+  if (x.status !== null && x.status !== undefined) {
+    return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " incomplete" : x.state === "cancelled" ? " cancelled" : "");
+  }
+  return x.state === "open" ? "—" : x.state === "answered" ? "refused by tv" : x.state === "cancelled" ? "cancelled" : "incomplete";
 }
 
 function dl(pairs) {

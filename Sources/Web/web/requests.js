@@ -217,7 +217,8 @@ async function requestDetail(id) {
   const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
                   answered: x.status === null || x.status === undefined
                     ? "refused by tv and never sent to the server; the connection ended before tv's answer (the connection's error says why)"
-                    : "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
+                    : "answered by tv, not the server (the connection's error says why)",
+                  cancelled: "cancelled: the client reset the stream after its request, before the response ended (HTTP/2 RST_STREAM)" }[x.state] || x.state;
   const timing = ["started " + utcMillis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));

@@ -10,7 +10,7 @@ import TVHome
 enum RequestCommands {
     static let requestsSpec = CommandSpec(
         name: "requests", summary: "List recorded HTTP requests, newest first: time, method, host, path, status, sizes, duration, type.",
-        discussion: RequestDetailPresentation.keptWithoutContent + " A path whose query was not kept ends in ?…. A running session is asked to write what it holds first (waiting at most 1 s). Pages are keyset-based: follow the printed --after cursor for the next one.",
+        discussion: RequestDetailPresentation.keptWithoutContent + " A path whose query was not kept ends in ?…. A flow listed whose connection had requests tv counted without rows (past a connection's first 10,000 requests, then 10 a second, or while 256 of its HTTP/2 streams were open) is named on standard error, and in --json's requestsLeftOut. A running session is asked to write what it holds first (waiting at most 1 s). Pages are keyset-based: follow the printed --after cursor for the next one.",
         options: [OptionSpec("flow", value: "ID", help: "Only the requests of flow ID."),
                   OptionSpec("since", value: "SPAN", help: "Only requests made within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only requests made at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
@@ -69,8 +69,12 @@ enum RequestCommands {
         } else {
             page = try store.exchanges(query)
         }
+        // The flows shown whose connections had requests counted without rows say so (only
+        // `tv flow` did: a flood's last rows read as the whole connection).
+        let leftOut = LeftOutRequestsNotice(try store.requestsLeftOut(flows: page.exchanges.map(\.flowID) + (query.flowID.map { [$0] } ?? [])))
+        if let sentence = leftOut.sentence { inv.console.note("tv: " + sentence) }
         if inv.json {
-            inv.console.line(RequestListPresentation.json(page).adding(said).serialized(pretty: true))
+            inv.console.line(RequestListPresentation.json(page).adding(said + [("requestsLeftOut", leftOut.json)]).serialized(pretty: true))
         } else if let filter = c.value("filter"), page.exchanges.isEmpty, page.nextCursor == nil {
             inv.console.line("No requests match --filter \(ShellWord.quote(TerminalText.line(filter))).")
         } else {
