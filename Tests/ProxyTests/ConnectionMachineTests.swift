@@ -618,21 +618,21 @@ struct ConnectionMachineTests {
     @Test("reading a relay's HTTP/2 exchanges stopped: the flow says why once (of exchanges, not requests: the reason may be the server's), and an error it already has stays")
     func exchangeReadingStopped() {
         var m = Self.machine()
-        #expect(m.handle(.exchangeReadingStopped("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).")) == [.updateFlow])
+        #expect(m.handle(.readingNote(.exchangeReadingStopped("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)."))) == [.updateFlow])
         #expect(m.facts.error == "tv stopped reading this connection's exchanges, its bytes going on as they came: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)")
-        #expect(m.handle(.exchangeReadingStopped("Another.")) == [])
+        #expect(m.handle(.readingNote(.exchangeReadingStopped("Another."))) == [])
     }
 
     @Test("a side ended HTTP/2 with an error (GOAWAY): the flow says so when it says nothing else; an error it has stays")
     func http2GoAway() {
         let goaway = HTTP2GoAway(sentBy: .server, errorCode: 1, lastStreamID: 3, debug: nil)
         var m = Self.machine()
-        #expect(m.handle(.http2GoAway(goaway)) == [.updateFlow])
+        #expect(m.handle(.readingNote(.http2GoAway(goaway))) == [.updateFlow])
         #expect(m.facts.error == "the server ended HTTP/2 with GOAWAY PROTOCOL_ERROR; streams after 3 went unprocessed (RFC 9113 §6.8)")
-        #expect(m.handle(.http2GoAway(HTTP2GoAway(sentBy: .client, errorCode: 2, lastStreamID: 0, debug: nil))) == [])
+        #expect(m.handle(.readingNote(.http2GoAway(HTTP2GoAway(sentBy: .client, errorCode: 2, lastStreamID: 0, debug: nil)))) == [])
         var stopped = Self.machine()
-        _ = stopped.handle(.exchangeReadingStopped("A reason."))
-        #expect(stopped.handle(.http2GoAway(goaway)) == [])
+        _ = stopped.handle(.readingNote(.exchangeReadingStopped("A reason.")))
+        #expect(stopped.handle(.readingNote(.http2GoAway(goaway))) == [])
         #expect(stopped.facts.error?.hasPrefix("tv stopped reading") == true)
     }
 

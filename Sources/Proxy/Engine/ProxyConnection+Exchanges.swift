@@ -97,9 +97,9 @@ extension ProxyConnection {
         if plain == nil, refusal == nil, let held = reader.takeHold() { refusal = held }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // A side ended HTTP/2 with an error: the flow says so (the machine decides).
-        if plain == nil, let goaway = reader.takeGoAway() { feed(.http2GoAway(goaway)) }
+        if plain == nil, let goaway = reader.takeGoAway() { feed(.readingNote(.http2GoAway(goaway))) }
         // The client sent a malformed request, passed on: the flow says which rule it broke.
-        if plain == nil, let request = reader.takeMalformedRequest() { feed(.http2MalformedRequest(request)) }
+        if plain == nil, let request = reader.takeMalformedRequest() { feed(.readingNote(.http2MalformedRequest(request))) }
         // Requests past the connection's row allowance: the flow keeps their count.
         let leftOut = reader.requestsLeftOut
         if leftOut > 0, let plain {
@@ -120,7 +120,7 @@ extension ProxyConnection {
         case .malformed(let reason):
             loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
             // A relay's flow says why its open rows end incomplete (the machine decides).
-            if plain == nil { feed(.exchangeReadingStopped(reason)) }
+            if plain == nil { feed(.readingNote(.exchangeReadingStopped(reason))) }
         case .refused: loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
         case .notHTTP(let start):
             // An inspected relay's flow says it was not read as HTTP, and why (the machine decides).

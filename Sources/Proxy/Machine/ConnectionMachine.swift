@@ -222,17 +222,9 @@ struct ConnectionMachine {
             guard facts.status == .inspected, facts.error == nil else { return [] }
             facts.error = ConnectionFailure.notReadAsHTTP(start).sentence
             return [.updateFlow]
-        case .exchangeReadingStopped(let reason):
+        case .readingNote(let note):
             guard facts.error == nil else { return [] }
-            facts.error = ConnectionFailure.exchangeReadingStopped(reason).sentence
-            return [.updateFlow]
-        case .http2GoAway(let goaway):
-            guard facts.error == nil else { return [] }
-            facts.error = ConnectionFailure.http2GoAway(goaway).sentence
-            return [.updateFlow]
-        case .http2MalformedRequest(let request):
-            guard facts.error == nil else { return [] }
-            facts.error = ConnectionFailure.http2MalformedRequest(request).sentence
+            facts.error = note.sentence
             return [.updateFlow]
         case .requestRowsLeftOut(let count):
             // Told with the flow's next report (every 2 s while bytes move, and at its end).

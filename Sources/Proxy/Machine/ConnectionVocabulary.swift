@@ -172,16 +172,12 @@ extension ConnectionMachine {
         /// head); `answerable`: no earlier request waits for its response and none is part way
         /// (`ExchangeReader.requestHeadAnswerable`), so tv's 408 is read as this head's answer.
         case requestHeadLate(answerable: Bool)
-        /// Reading the relay's HTTP/2 exchanges stopped at bytes that broke its rules
-        /// (`ExchangeReader.Stop.malformed`, the reader's sentence): the bytes go on as they
-        /// come; the flow says why its open rows end incomplete.
-        case exchangeReadingStopped(String)
-        /// A side of the relay's HTTP/2 ended it with an error (`HTTP2GoAway`): the flow says so
-        /// when it says nothing else.
-        case http2GoAway(HTTP2GoAway)
-        /// The relay's HTTP/2 client sent a malformed request, passed on (`HTTP2MalformedRequest`):
-        /// the flow says so when it says nothing else.
-        case http2MalformedRequest(HTTP2MalformedRequest)
+        /// What reading the relay's exchanges found that the flow should say, when it says
+        /// nothing else: the reading stopped at HTTP/2 bytes that broke its rules
+        /// (`.exchangeReadingStopped`, the bytes going on as they come: why its open rows end
+        /// incomplete), a side ended HTTP/2 with an error (`.http2GoAway`), the client sent a
+        /// malformed request that was passed on (`.http2MalformedRequest`).
+        case readingNote(ConnectionFailure)
         /// The relay's reader has counted this many requests without rows so far, past the
         /// connection's `RequestRowAllowance` (the flow says how many; its next report carries it).
         case requestRowsLeftOut(Int)

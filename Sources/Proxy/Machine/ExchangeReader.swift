@@ -71,7 +71,7 @@ final class ExchangeReader {
         /// An upgrade (101) or CONNECT turned the connection into a tunnel of something else.
         case tunnel
         /// HTTP/2 broke the rules after it had been read as HTTP (one sentence, RFC section): the
-        /// reading stops, the bytes go on (`ConnectionMachine.Event.exchangeReadingStopped`).
+        /// reading stops, the bytes go on (`ConnectionMachine.Event.readingNote`).
         case malformed(String)
         /// HTTP/1 bytes tv cannot follow, from a client or a server: a head another party could
         /// read otherwise (one that breaks the rules, obs-fold, Content-Length beside
