@@ -131,14 +131,15 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             counters.drop(.tableFull)
             sendReset(answering: header, from: remote, to: app)
-        case .refusedAgain(let flowID):
+        case .failedAgain(let flowID, let answer):
+            // The failed connect's answer again (nothing when the server never answered tv): a
+            // reset after tv's host unreachable would make the program read ECONNREFUSED.
             capture(UnsafeRawBufferPointer(segment), flow: flowID, .clientToServer)
             counters.drop(.synRetransmit)
-            sendReset(answering: header, from: remote, to: app, flow: flowID)
-        case .unansweredAgain(let flowID):
-            // The server never answered tv: the program's retransmission goes unanswered too.
-            capture(UnsafeRawBufferPointer(segment), flow: flowID, .clientToServer)
-            counters.drop(.synRetransmit)
+            answerFailedSYN(answer, syn: UnsafeRawBufferPointer(segment), app: app, remote: remote, isn: header.sequenceNumber,
+                            flow: flowID) { type, code, v6 in
+                ICMPErrorNote.ownConnectAnswerAgain(type: type, code: code, upstream: remote, isIPv6: v6)
+            }
         case .noRoom:
             capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             if case .atConnectionCap = refusal {
@@ -238,36 +239,52 @@ extension EngineLoop {
     /// - Parameter syn: the app's SYN as it sent it (its IP header first), quoted by the ICMP.
     func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool = false,
                        syn: [UInt8]) {
-        let v6 = entry.app.address.isIPv6
-        var answer = FailedConnectAnswer.choose(why, isIPv6: v6)
-        nat.fail(entry.id, now: now, unanswered: answer == .nothing)
-        counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
-        guard answer != .nothing else {
-            recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: .nothing), startMicros: startMicros,
-                            announced: announced)
-            return
-        }
-        var n: Int?
-        if case .unreachable(let code, _) = answer {
-            ipIdentification &+= 1
-            let length = syn.count
-            n = syn.withUnsafeBytes {
-                PacketBuilder.icmpError(into: writeBuffer, type: v6 ? 1 : 3, code: code, word: 0, original: $0, originalLength: length,
-                                        source: entry.remote.address, identification: ipIdentification)
+        let chosen = FailedConnectAnswer.choose(why, isIPv6: entry.app.address.isIPv6)
+        let answer = syn.withUnsafeBytes {
+            answerFailedSYN(chosen, syn: $0, app: entry.app, remote: entry.remote, isn: entry.isn, flow: entry.flowID) { type, code, v6 in
+                guard case .connect(let err) = why else { return nil }
+                return ICMPErrorNote.ownConnectAnswer(type: type, code: code, error: err, upstream: entry.remote, isIPv6: v6)
             }
-            if n == nil { answer = .reset }   // a SYN that is not the app's family's IP packet: never read so
         }
-        let length = n ?? PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
-                                            acknowledgment: entry.isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
-        var comment: String?
-        if recorder != nil, case .unreachable(let code, _) = answer, case .connect(let err) = why {
-            comment = ICMPErrorNote.ownConnectAnswer(type: v6 ? 1 : 3, code: code, error: err, upstream: entry.remote, isIPv6: v6)
-        }
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: entry.flowID, .serverToClient, comment: comment)
-        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
-        // The flow says what the program saw (ECONNREFUSED, or the ICMP's error) beside tv's own error.
+        // Its retransmissions get the same answer (`SYNDecision.failedAgain`).
+        nat.fail(entry.id, now: now, answer: answer)
+        counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
+        // The flow says what the program saw (ECONNREFUSED, the ICMP's error, or nothing) beside tv's own error.
         recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: answer.clientAnswer), startMicros: startMicros,
                         announced: announced)
+    }
+
+    /// Gives the program's SYN `syn` (its IP header first; `app` → `remote`, sequence `isn`) of
+    /// flow `flow` the answer of a failed connect: an `RST|ACK` acknowledging it, an ICMP or
+    /// ICMPv6 destination unreachable quoting it (captured with `comment(type, code, isIPv6)`
+    /// when recording), or nothing.
+    /// - Returns: the answer given: `.reset` for an `.unreachable` whose SYN is not an IP packet
+    ///   of the app's family (never read so; no ICMP can quote it).
+    @discardableResult
+    func answerFailedSYN(_ answer: FailedConnectAnswer, syn: UnsafeRawBufferPointer, app: PacketEndpoint, remote: PacketEndpoint,
+                         isn: UInt32, flow: UInt64, comment: (UInt8, UInt8, Bool) -> String?) -> FailedConnectAnswer {
+        let v6 = app.address.isIPv6
+        var given = answer
+        var n: Int?
+        switch answer {
+        case .nothing:
+            return .nothing
+        case .unreachable(let code, _):
+            ipIdentification &+= 1
+            n = PacketBuilder.icmpError(into: writeBuffer, type: v6 ? 1 : 3, code: code, word: 0, original: syn, originalLength: syn.count,
+                                        source: remote.address, identification: ipIdentification)
+            if n == nil { given = .reset }
+        case .reset:
+            break
+        }
+        let length = n ?? PacketBuilder.tcp(into: writeBuffer, source: remote, destination: app, sequence: 0,
+                                            acknowledgment: isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
+        var note: String?
+        if recorder != nil, case .unreachable(let code, _) = given { note = comment(v6 ? 1 : 3, code, v6) }
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: flow, .serverToClient, comment: note)
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
+        if n == nil { counters.tcpResetsSent.wrappingAdd(1, ordering: .relaxed) }
+        return given
     }
 
     /// What `discardUpstream` gave up.

@@ -31,8 +31,8 @@ import Proxy
 /// would without tv. A reset there made every blackholed server (SYNs dropped on the path) read
 /// ECONNREFUSED after tv's 10 s, to a curl given `--connect-timeout 2` (rc 28 without tv) and to
 /// a Python socket given 30 s (socket.timeout without tv): a trial. The program's retransmitted
-/// SYNs are then taken in silence too (`TCPNATTable.SYNDecision.unansweredAgain`), never a new
-/// connect.
+/// SYNs are then taken in silence too (`TCPNATTable.SYNDecision.failedAgain`), never a new
+/// connect; every answer is given again to a retransmission of the SYN it answered.
 ///
 /// Everything else keeps the reset: a refusal (ECONNREFUSED) is one; tv's own failures (a
 /// routing mark, no resolver, no address) have no ICMP that says them, and a reset ends the

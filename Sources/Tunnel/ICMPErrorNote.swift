@@ -66,4 +66,11 @@ public enum ICMPErrorNote {
         "tv's own \(isIPv6 ? "ICMPv6" : "ICMP") \(ICMPNames.name(isV6: isIPv6, type: type, code: code).lowercased()): "
             + "tv's connect to \(upstream) failed: \(error.namedPhrase); no ICMP of the network's is passed on"
     }
+
+    /// tv's own destination unreachable answering a retransmission of a SYN it answered so
+    /// before (`TCPNATTable.SYNDecision.failedAgain`), `type`/`code` its ICMP.
+    public static func ownConnectAnswerAgain(type: UInt8, code: UInt8, upstream: PacketEndpoint, isIPv6: Bool) -> String {
+        "tv's own \(isIPv6 ? "ICMPv6" : "ICMP") \(ICMPNames.name(isV6: isIPv6, type: type, code: code).lowercased()) again: "
+            + "the program resent its SYN after tv's connect to \(upstream) failed"
+    }
 }

@@ -34,8 +34,7 @@ public enum PacketDrop: String, Error, Sendable, Hashable, CaseIterable, CustomS
     /// The NAT table (or the UDP flow table) is full.
     case tableFull
     /// A SYN retransmitted while the upstream connect is still going, or after it failed
-    /// (answered with a reset again, `TCPNATTable.SYNDecision.refusedAgain`, or with nothing
-    /// again when the server never answered, `.unansweredAgain`).
+    /// (given the failed connect's answer again: `TCPNATTable.SYNDecision.failedAgain`).
     case synRetransmit
     /// A program's SYN for a new connection while the proxy was at its connection cap (its open
     /// connections and the engine's own under way: `AdoptionRefusal.atConnectionCap`): nothing is

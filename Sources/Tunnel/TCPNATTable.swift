@@ -14,10 +14,11 @@ import Wire
 ///   whose program stopped resending its SYN, `SYNRetrySchedule`); `open` ones never expire on
 ///   idleness;
 /// - a failed connect's entry goes at once (`fail`), but its SYN is remembered for
-///   `failureMemoryNanos`: a retransmission of it (the same ISN) that crossed tv's reset is refused
-///   again, not taken for a new connection; a connect the server never answered (`fail(…,
-///   unanswered: true)`, answered with nothing) is remembered `unansweredMemoryNanos`, and its
-///   retransmissions are taken in silence for as long as the program's kernel sends them;
+///   `failureMemoryNanos` with the answer the program got (`FailedConnectAnswer`): a
+///   retransmission of it (the same ISN) that crossed that answer gets the same answer again,
+///   never a new connection; a connect the server never answered (`fail(…, answer: .nothing)`)
+///   is remembered `unansweredMemoryNanos`, and its retransmissions are taken in silence for as
+///   long as the program's kernel sends them;
 /// - At most `capacity` entries exist; beyond it SYNs are refused;
 /// - a SYN that would open a connection when the caller has no room for one (`appSYN(room:)`,
 ///   the proxy's connection cap) opens none and changes nothing.
@@ -62,16 +63,16 @@ public struct TCPNATTable: Sendable {
         /// was made or changed (an entry the SYN's other ISN would replace stays).
         case noRoom
         /// The same SYN again after its upstream connect failed (`fail`): a retransmission the
-        /// program's kernel sent before tv's reset reached it. Answer with a reset again, as part
-        /// of the failed flow `flowID`; no new connection. (Without it, a SYN retransmitted ~3 s
+        /// program's kernel sent before tv's answer reached it, or after its socket took an ICMP
+        /// destination unreachable as a soft error (Linux `tcp_v4_err` while the socket was
+        /// owned by the user). Give it `answer` again, the failed connect's answer, as part of
+        /// the failed flow `flowID`; no new connection. (Without it, a SYN retransmitted ~3 s
         /// into a connect that failed when ARP gave up, at ~3 s, opened a second flow, connected
-        /// again for 3 s and was recorded once more: a test's flake.)
-        case refusedAgain(flowID: UInt64)
-        /// The same SYN again after its upstream connect got no answer (`fail(…, unanswered:
-        /// true)`): the program's kernel resending it. Answer nothing, as the first time, as part
-        /// of the failed flow `flowID`; no new connection (a new connect per retransmission would
-        /// knock on the server's door again and again, each a new flow).
-        case unansweredAgain(flowID: UInt64)
+        /// again for 3 s and was recorded once more: a test's flake; answered with a reset after
+        /// tv's host unreachable, such a program would read ECONNREFUSED, not EHOSTUNREACH; a
+        /// new connect per retransmission of a connect the server never answered would knock on
+        /// the server's door again and again, each a new flow.)
+        case failedAgain(flowID: UInt64, answer: FailedConnectAnswer)
     }
 
     public let capacity: Int
@@ -79,8 +80,8 @@ public struct TCPNATTable: Sendable {
     public let synTimeoutNanos: UInt64
     /// How long a failed connect's SYN is remembered (`fail`).
     public let failureMemoryNanos: UInt64
-    /// How long the SYN of a connect the server never answered is remembered (`fail(…, unanswered:
-    /// true)`): past the program kernel's last retransmission whenever tv gave up. Linux (6.18,
+    /// How long the SYN of a connect the server never answered is remembered (`fail(…, answer:
+    /// .nothing)`): past the program kernel's last retransmission whenever tv gave up. Linux (6.18,
     /// tcp_syn_retries 6, tcp_syn_linear_timeouts 4) resends a SYN at 1, 2, 3, 4, 5, 7, 11, 19,
     /// 35 and 67 s and gives up with ETIMEDOUT at 133 s (measured); older kernels at 1, 3, 7, 15,
     /// 31, 63 s and 127 s.
@@ -102,13 +103,13 @@ public struct TCPNATTable: Sendable {
     private var unansweredQueue = DeadlineQueue()
     private var failedKeys: [UInt64: FlowKey] = [:]
 
-    /// A failed connect's SYN: its entry's id, the app's ISN, the flow it was, and whether the
-    /// server never answered (the program was answered nothing).
+    /// A failed connect's SYN: its entry's id, the app's ISN, the flow it was, and what the
+    /// program was answered.
     struct FailedSYN: Sendable {
         var id: UInt64
         var isn: UInt32
         var flowID: UInt64
-        var unanswered: Bool
+        var answer: FailedConnectAnswer
     }
 
     /// The forward key: the app's endpoint and the real destination.
@@ -171,7 +172,7 @@ public struct TCPNATTable: Sendable {
             replaced = remove(id, now: now)
         } else if let gone = failed[key] {
             // Remembered until `expire` passes its deadline; another ISN is a new connect.
-            if gone.isn == isn { return gone.unanswered ? .unansweredAgain(flowID: gone.flowID) : .refusedAgain(flowID: gone.flowID) }
+            if gone.isn == isn { return .failedAgain(flowID: gone.flowID, answer: gone.answer) }
             guard room else { return .noRoom }
             forgetFailure(key)
         }
@@ -233,20 +234,20 @@ public struct TCPNATTable: Sendable {
         return entry
     }
 
-    /// Removes entry `id` whose upstream connect failed, remembering its SYN for
-    /// `failureMemoryNanos` (`SYNDecision.refusedAgain`), or, when the server never answered
-    /// (`unanswered`), for `unansweredMemoryNanos` (`SYNDecision.unansweredAgain`); at most
+    /// Removes entry `id` whose upstream connect failed and whose program was given `answer`,
+    /// remembering its SYN and that answer (`SYNDecision.failedAgain`) for `failureMemoryNanos`,
+    /// or, when the server never answered (`.nothing`), for `unansweredMemoryNanos`; at most
     /// `capacity` remembered, beyond them none. Returns what it removed.
     @discardableResult
-    public mutating func fail(_ id: UInt64, now: UInt64, unanswered: Bool = false) -> Entry? {
+    public mutating func fail(_ id: UInt64, now: UInt64, answer: FailedConnectAnswer = .reset) -> Entry? {
         guard let entry = remove(id, now: now) else { return nil }
         let key = FlowKey(app: entry.app, remote: entry.remote)
         if failed[key] != nil { forgetFailure(key) }
         guard failed.count < capacity else { return entry }
-        failed[key] = FailedSYN(id: entry.id, isn: entry.isn, flowID: entry.flowID, unanswered: unanswered)
+        failed[key] = FailedSYN(id: entry.id, isn: entry.isn, flowID: entry.flowID, answer: answer)
         failedKeys[entry.id] = key
         // One queue per delay keeps each in deadline order.
-        if unanswered {
+        if answer == .nothing {
             unansweredQueue.append(entry.id, now &+ unansweredMemoryNanos)
         } else {
             failedQueue.append(entry.id, now &+ failureMemoryNanos)

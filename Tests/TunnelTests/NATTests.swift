@@ -1,4 +1,8 @@
+import FlowTerms
 import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import Tunnel
 
@@ -105,8 +109,8 @@ struct NATTests {
         t.assignFlowID(a.id, 77)
         #expect(t.fail(a.id, now: 3 * second)?.id == a.id)
         #expect(t.count == 0 && t.failedCount == 1 && t.forward(app: app, remote: remote) == nil && t.reverse(fake: a.fake) == nil)
-        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 3 * second + 1) == .refusedAgain(flowID: 77))
-        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 12 * second) == .refusedAgain(flowID: 77))
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 3 * second + 1) == .failedAgain(flowID: 77, answer: .reset))
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 12 * second) == .failedAgain(flowID: 77, answer: .reset))
         #expect(t.count == 0 && t.failedCount == 1)
         // The memory lapses at fail + 10 s (expire runs on the engine's housekeeping).
         #expect(t.expire(now: 12 * second + 999_999_999).isEmpty && t.failedCount == 1)
@@ -125,7 +129,7 @@ struct NATTests {
         guard case .connectFirst(let d, nil) = t.appSYN(app: app, remote: remote, isn: 3000, now: 16 * second) else { return }
         t.fail(d.id, now: 20 * second)
         _ = t.expire(now: 25 * second)   // c's deadline: 25 s
-        #expect(t.appSYN(app: app, remote: remote, isn: 3000, now: 25 * second) == .refusedAgain(flowID: 0))
+        #expect(t.appSYN(app: app, remote: remote, isn: 3000, now: 25 * second) == .failedAgain(flowID: 0, answer: .reset))
         // At most `capacity` failures are remembered; beyond them a failure is simply removed.
         for port in 0..<3 {
             let other = endpoint("10.77.0.1", UInt16(41_000 + port))
@@ -148,6 +152,21 @@ struct NATTests {
         #expect(v13.map(\.id) == [a.id])
     }
 
+    /// A run's packet list: a SYN resent after tv's host unreachable was answered with a reset
+    /// (ECONNREFUSED to the program, had it read it).
+    @Test("a failed connect's answer is remembered with its SYN: an ICMP destination unreachable is given again for 10 s")
+    func failedAnswerRemembered() {
+        var t = table(capacity: 2)
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 0) else { Issue.record("expected connectFirst"); return }
+        t.assignFlowID(a.id, 5)
+        let unreachable = FailedConnectAnswer.unreachable(code: 1, programSees: Errno(EHOSTUNREACH))
+        t.fail(a.id, now: 3 * second, answer: unreachable)
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 4 * second) == .failedAgain(flowID: 5, answer: unreachable))
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 12 * second) == .failedAgain(flowID: 5, answer: unreachable))
+        _ = t.expire(now: 13 * second)
+        #expect(t.failedCount == 0)
+    }
+
     /// A trial: a blackholed server's connect answered with a reset read ECONNREFUSED; answered
     /// with nothing, the program's retransmissions must go unanswered too, not start new connects.
     @Test("a connect the server never answered: its SYN is remembered 140 s and taken in silence as the failed flow; another ISN is a new connection")
@@ -155,12 +174,12 @@ struct NATTests {
         var t = table(capacity: 4)
         guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 0) else { Issue.record("expected connectFirst"); return }
         t.assignFlowID(a.id, 81)
-        #expect(t.fail(a.id, now: 3 * second, unanswered: true)?.id == a.id)
+        #expect(t.fail(a.id, now: 3 * second, answer: .nothing)?.id == a.id)
         #expect(t.count == 0 && t.failedCount == 1)
-        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 4 * second) == .unansweredAgain(flowID: 81))
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 4 * second) == .failedAgain(flowID: 81, answer: .nothing))
         // Past the 10 s a refused one is kept, up to the program kernel's last retransmission (67 s).
         #expect(t.expire(now: 67 * second).isEmpty && t.failedCount == 1)
-        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 67 * second) == .unansweredAgain(flowID: 81))
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 67 * second) == .failedAgain(flowID: 81, answer: .nothing))
         #expect(t.expire(now: 142 * second) .isEmpty && t.failedCount == 1)
         #expect(t.expire(now: 143 * second).isEmpty && t.failedCount == 0)
         guard case .connectFirst = t.appSYN(app: app, remote: remote, isn: 1000, now: 143 * second) else {
@@ -170,7 +189,7 @@ struct NATTests {
         let other = endpoint("10.77.0.1", 40_001)
         guard case .connectFirst(let b, nil) = t.appSYN(app: other, remote: remote, isn: 7, now: 150 * second) else { return }
         t.fail(b.id, now: 150 * second)
-        #expect(t.appSYN(app: other, remote: remote, isn: 7, now: 151 * second) == .refusedAgain(flowID: 0))
+        #expect(t.appSYN(app: other, remote: remote, isn: 7, now: 151 * second) == .failedAgain(flowID: 0, answer: .reset))
         _ = t.expire(now: 160 * second)
         guard case .connectFirst = t.appSYN(app: other, remote: remote, isn: 7, now: 160 * second) else {
             Issue.record("expected the refused one forgotten after 10 s"); return
@@ -196,7 +215,7 @@ struct NATTests {
         guard case .connectFirst(let b, nil) = t.appSYN(app: other, remote: remote, isn: 5, now: 5 * second) else { return }
         t.assignFlowID(b.id, 9)
         t.fail(b.id, now: 5 * second)
-        #expect(t.appSYN(app: other, remote: remote, isn: 5, now: 6 * second, room: false) == .refusedAgain(flowID: 9))
+        #expect(t.appSYN(app: other, remote: remote, isn: 5, now: 6 * second, room: false) == .failedAgain(flowID: 9, answer: .reset))
         #expect(t.appSYN(app: other, remote: remote, isn: 6, now: 6 * second, room: false) == .noRoom)
         #expect(t.failedCount == 1)
     }
