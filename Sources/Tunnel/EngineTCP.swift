@@ -127,9 +127,13 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
             PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: vnet.needsChecksum)
             writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
-        case .full:
+        case .full(let replaced):
             capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             counters.drop(.tableFull)
+            if let replaced {
+                counters.tcpTupleReused.wrappingAdd(1, ordering: .relaxed)
+                programLeft(replaced, reset: false)
+            }
             sendReset(answering: header, from: remote, to: app)
         case .failedAgain(let flowID, let answer):
             // The failed connect's answer again (nothing when the server never answered tv): a

@@ -57,8 +57,10 @@ public struct TCPNATTable: Sendable {
         case retransmitWhileConnecting
         /// The same SYN again after the connect: forward it rewritten to this entry.
         case forward(Entry)
-        /// No room: the table or the fake pool is full. Answer with a reset.
-        case full
+        /// No room: the table or the fake pool is full. Answer with a reset. `replaced` is the
+        /// entry a reused four-tuple pushed out before the pool was found empty (its upstream
+        /// must be closed and its flow recorded, as for `connectFirst`'s).
+        case full(replaced: Entry?)
         /// A new connection when the caller said it has no room (`appSYN(room: false)`): nothing
         /// was made or changed (an entry the SYN's other ISN would replace stays).
         case noRoom
@@ -177,10 +179,10 @@ public struct TCPNATTable: Sendable {
             forgetFailure(key)
         }
         guard room else { return .noRoom }
-        guard entries.count < capacity else { return .full }
+        guard entries.count < capacity else { return .full(replaced: replaced) }
         let fake: PacketEndpoint?
         if app.address.isIPv6 { fake = pool6?.allocate(now: now) } else { fake = pool4?.allocate(now: now) }
-        guard let fake else { return .full }
+        guard let fake else { return .full(replaced: replaced) }
         let entry = Entry(id: nextID, app: app, remote: remote, fake: fake, isn: isn, state: .connecting, createdAt: now)
         nextID += 1
         entries[entry.id] = entry

@@ -229,9 +229,23 @@ struct NATTests {
             ids.append(e.id)
         }
         let v14 = t.appSYN(app: endpoint("10.77.0.1", 31_000), remote: remote, isn: 1, now: 0)
-        #expect(v14 == .full)
+        #expect(v14 == .full(replaced: nil))
         t.remove(ids[0], now: 0)
         guard case .connectFirst = t.appSYN(app: endpoint("10.77.0.1", 31_000), remote: remote, isn: 1, now: 0) else { Issue.record("room expected"); return }
         #expect(t.count == 3)
+    }
+
+    /// A helper's report: the entry a reused four-tuple pushed out was removed before the pool
+    /// was found empty, and `.full` did not say so (its upstream stayed open, its flow unrecorded).
+    @Test("a SYN with another ISN when the fake pool is empty: .full names the entry it pushed out")
+    func fullAfterReplacing() {
+        var t = TCPNATTable(capacity: 8, pool4: pool(addresses: 1, ports: 10_000...10_001), pool6: nil)
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1, now: 0),
+              case .connectFirst(_, nil) = t.appSYN(app: endpoint("10.77.0.1", 40_001), remote: remote, isn: 1, now: 0) else {
+            Issue.record("expected two connections"); return
+        }
+        // a's fake endpoint sits out its quarantine, so the pool has none for the new socket.
+        #expect(t.appSYN(app: app, remote: remote, isn: 2, now: second) == .full(replaced: a))
+        #expect(t.count == 1 && t.forward(app: app, remote: remote) == nil)
     }
 }

@@ -52,12 +52,12 @@ final class PythonServer {
     private let background: Background
     private let path: String
 
-    /// `arguments` follow the port (argv[2]…).
-    init(_ script: String, arguments: [String] = []) throws {
+    /// `arguments` follow the port (argv[2]…); `python` is the interpreter (a venv's, say).
+    init(_ script: String, arguments: [String] = [], python: String = "python3") throws {
         port = Shell.freePort()
         path = NSTemporaryDirectory() + "tvpysrv-\(port).py"
         try script.write(toFile: path, atomically: true, encoding: .utf8)
-        background = try Background(["python3", path, String(port)] + arguments, logPath: path + ".log")
+        background = try Background([python, path, String(port)] + arguments, logPath: path + ".log")
         // Ready once the listener shows in /proc, without connecting: a server that speaks first
         // would write its banner to a probe that has already gone, and die of the reset.
         guard Shell.waitForListener(port) else {

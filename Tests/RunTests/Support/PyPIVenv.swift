@@ -1,6 +1,7 @@
 import Foundation
 
-/// A Python venv with `requests` (and so certifi) from PyPI, made once per test process under the
+/// A Python venv with `requests` (and so certifi) and `websockets` (15.0.1: Debian 12's
+/// python3-websockets is 10.4, without the sync client and server) from PyPI, made once per test process under the
 /// temporary folder and removed when the process ends; nil (with the reason) when PyPI cannot
 /// be reached or the venv cannot be made, so a test can skip saying why.
 enum PyPIVenv {
@@ -10,8 +11,10 @@ enum PyPIVenv {
         atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "tv-proxyenv-venv-\(getpid())") }
         let made = Shell.run(["python3", "-m", "venv", dir], timeout: 120)
         guard made.status == 0 else { return .failure(TestError("python3 -m venv failed: \(made.err)")) }
-        let pip = Shell.run([dir + "/bin/pip", "install", "--quiet", "--disable-pip-version-check", "requests"], timeout: 240)
-        guard pip.status == 0 else { return .failure(TestError("PyPI is not reachable (pip install requests failed: \(pip.err.prefix(300)))")) }
+        let pip = Shell.run([dir + "/bin/pip", "install", "--quiet", "--disable-pip-version-check", "requests", "websockets==15.0.1"], timeout: 240)
+        guard pip.status == 0 else {
+            return .failure(TestError("PyPI is not reachable (pip install requests websockets failed: \(pip.err.prefix(300)))"))
+        }
         return .success(dir)
     }()
 

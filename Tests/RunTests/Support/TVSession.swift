@@ -162,10 +162,11 @@ extension Sandbox {
 
     /// python3 running `script` (written to the working folder) with `arguments`.
     @discardableResult
-    func python(_ script: String, _ arguments: [String], timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
+    func python(_ script: String, _ arguments: [String], timeout: Double = 60, interpreter: String = "python3",
+                sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
         let path = work + "/script-\(UUID().uuidString.prefix(8)).py"
         try Data(script.utf8).write(to: URL(fileURLWithPath: path))
-        return try tool("python3", [path] + arguments, timeout: timeout, sourceLocation: sourceLocation)
+        return try tool(interpreter, [path] + arguments, timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// `sha256sum FILE`'s hash.
