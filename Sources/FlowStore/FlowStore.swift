@@ -105,16 +105,34 @@ public final class FlowStore: Sendable {
     /// before writers were registered.
     /// - Throws: `FlowStoreError` when the database cannot be read.
     public func leftOpen(flowID id: Int64) throws -> LeftOpenCause? {
-        let writer: Int64? = try connection.withDatabase { database in
+        try leftOpen(among: [id])[id]
+    }
+
+    /// `leftOpen(flowID:)` for each of `ids` (a page of `tv flows`): one query, each writer's
+    /// lock tried once; the flows left open by a gone writer, by id (the others are absent).
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func leftOpen(among ids: [Int64]) throws -> [Int64: LeftOpenCause] {
+        guard !ids.isEmpty else { return [:] }
+        let writers: [(flow: Int64, writer: Int64)] = try connection.withDatabase { database in
             let statement = try database.prepare("""
-                SELECT w.id FROM flows f JOIN flow_writers w ON w.id = f.writer
-                WHERE f.id = ? AND f.duration IS NULL AND w.ended IS NULL
+                SELECT f.id, w.id FROM flows f JOIN flow_writers w ON w.id = f.writer
+                WHERE f.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) AND f.duration IS NULL AND w.ended IS NULL
                 """)
-            try statement.bind([.integer(id)])
-            return try statement.step() ? statement.int64(at: 0) : nil
+            try statement.bind(ids.map { .integer($0) })
+            var rows: [(flow: Int64, writer: Int64)] = []
+            while try statement.step() { rows.append((statement.int64(at: 0), statement.int64(at: 1))) }
+            return rows
         }
-        guard let writer, FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: path, writer: writer)) else { return nil }
-        return FlowWriterRegistry.cause(database: path, writer: writer)
+        var causes: [Int64: LeftOpenCause?] = [:]
+        var found: [Int64: LeftOpenCause] = [:]
+        for (flow, writer) in writers {
+            if causes[writer] == nil {
+                causes[writer] = FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: path, writer: writer))
+                    ? FlowWriterRegistry.cause(database: path, writer: writer) : LeftOpenCause?.none
+            }
+            if let cause = causes[writer] ?? nil { found[flow] = cause }
+        }
+        return found
     }
 
     /// The flow with `id`, or nil when there is none.

@@ -217,16 +217,29 @@ public enum FlowDetailPresentation {
     /// and each row of `tv flows` (the local history), is every packet of the flow in a capture,
     /// whatever its transport (what `tv flow`'s "Packets: 9 captured" says: a trial read null
     /// beside it).
-    public static func detailJSON(_ f: FlowRecord, packetsCaptured: Int64?) -> JSONValue {
-        guard let packetsCaptured, case .object(let fields) = json(f) else { return json(f) }
+    /// - Parameter leftOpen: as `json`'s.
+    public static func detailJSON(_ f: FlowRecord, packetsCaptured: Int64?, leftOpen: LeftOpenCause? = nil) -> JSONValue {
+        guard let packetsCaptured, case .object(let fields) = json(f, leftOpen: leftOpen) else { return json(f, leftOpen: leftOpen) }
         var out = fields
         let at = (out.firstIndex { $0.0 == "packetsDown" } ?? out.count - 1) + 1
         out.insert(("packetsCaptured", .int(packetsCaptured)), at: at)
         return .object(out)
     }
 
+    /// `leftOpen`'s word in JSON.
+    static func leftOpenJSON(_ cause: LeftOpenCause) -> String {
+        switch cause {
+        case .killed: return "killed"
+        case .stoppedUnsaved: return "stopped_unsaved"
+        }
+    }
+
     /// The flow as a JSON object for `--json` (`tv flows`, `tv flow`, `tv top`).
-    public static func json(_ f: FlowRecord) -> JSONValue {
+    /// - Parameter leftOpen: why its session left it open (`FlowStore.leftOpen`; the local
+    ///   history's `tv flows` and `tv flow` ask): `leftOpen` after `duration` is then `killed` or
+    ///   `stopped_unsaved`, and the null duration unknown, not "still open" (a trial's JSON read
+    ///   such rows as open); null otherwise.
+    public static func json(_ f: FlowRecord, leftOpen: LeftOpenCause? = nil) -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
         func optInt(_ i: Int64?) -> JSONValue { i.map { .int($0) } ?? .null }
         return .object([
@@ -242,7 +255,9 @@ public enum FlowDetailPresentation {
             ("status", .string(f.status.rawValue)),
             ("failureReason", opt(f.failureReason)), ("bytesUp", .int(f.bytesUp)), ("bytesDown", .int(f.bytesDown)),
             ("packetsUp", optInt(f.packetsUp)), ("packetsDown", optInt(f.packetsDown)),
-            ("duration", optInt(f.duration)), ("error", opt(f.error)),
+            ("duration", optInt(f.duration)),
+            ("leftOpen", (f.duration == nil ? leftOpen : nil).map { .string(leftOpenJSON($0)) } ?? .null),
+            ("error", opt(f.error)),
             // Requests counted without rows, past the connection's row allowance (null: none).
             ("requestsLeftOut", optInt(f.requestsLeftOut)),
             ("clientVersions", .array(f.clientVersions.map { .string($0) })), ("clientALPN", .array(f.clientALPN.map { .string($0) })),

@@ -7,7 +7,8 @@ import TVHome
 /// column is left out when no row has one), status mark — only departures from "encrypted" are written
 /// as words, since encrypted is the normal state — host (or the server address), protocol and
 /// port, bytes up and down (with packet counts where the tunnel counted them, e.g. UDP through
-/// `tv exec`), duration ("open" while it lasts).
+/// `tv exec`), duration ("open" while it lasts; "unknown" for a flow its session left open, whose
+/// status then reads "left open").
 public struct FlowListPresentation: Sendable {
     public struct Row: Sendable, Equatable {
         /// The header line's cells.
@@ -45,10 +46,14 @@ public struct FlowListPresentation: Sendable {
     ///   - machinesWithSeveralInstances: machine names several instances of the shared store
     ///     carry (`SharedFlowHistory.machinesWithSeveralInstances`): their rows are qualified
     ///     even on a page where one of them shows (a trial's `vm:18` was ambiguous to `tv flow`).
+    ///   - leftOpen: the page's flows a gone session left open (`FlowStore.leftOpen(among:)`):
+    ///     not "open", growing while nothing runs, but "left open", duration unknown.
     public init(page: FlowPage, now: Int64, repeatedOptions: [String] = [], totalFlows: Int? = nil,
-                machinesWithSeveralInstances: Set<String> = []) {
+                machinesWithSeveralInstances: Set<String> = [], leftOpen: [Int64: LeftOpenCause] = [:]) {
         let shared = SharedInstancePresentation.sharedMachineNames(page.flows).union(machinesWithSeveralInstances)
-        rows = page.flows.map { FlowListPresentation.row($0, now: now, qualified: shared.contains($0.instance?.machine ?? "")) }
+        rows = page.flows.map {
+            FlowListPresentation.row($0, now: now, qualified: shared.contains($0.instance?.machine ?? ""), leftOpen: leftOpen[$0.id])
+        }
         damaged = page.damaged
         nextCursor = page.nextCursor
         self.repeatedOptions = repeatedOptions
@@ -152,16 +157,25 @@ public struct FlowListPresentation: Sendable {
         return "\(proto) :\(flow.serverPort)"
     }
 
-    static func row(_ flow: FlowRecord, now: Int64, qualified: Bool = false) -> Row {
-        Row(id: SharedInstancePresentation.id(flow, qualified: qualified),
+    static func row(_ flow: FlowRecord, now: Int64, qualified: Bool = false, leftOpen: LeftOpenCause? = nil) -> Row {
+        let leftOpen = flow.duration == nil ? leftOpen : nil
+        return Row(id: SharedInstancePresentation.id(flow, qualified: qualified),
             when: Units.relative(flow.startTime, now: now),
             program: FlowProgramPresentation.word(flow.program),
-            status: statusWord(flow),
+            status: leftOpen.map(leftOpenWord) ?? statusWord(flow),
             host: elided(TerminalText.line(flow.host ?? flow.serverAddress)),
             protocolAndPort: FlowNamePresentation.service(flow),
             up: "↑ " + Units.bytes(flow.bytesUp) + packets(flow.packetsUp),
             down: "↓ " + Units.bytes(flow.bytesDown) + packets(flow.packetsDown),
-            duration: flow.duration.map { Units.duration(microseconds: $0) } ?? "open")
+            duration: flow.duration.map { Units.duration(microseconds: $0) } ?? (leftOpen == nil ? "open" : "unknown"))
+    }
+
+    /// The STATUS of a flow its session left open (`tv flow ID` says the rest).
+    static func leftOpenWord(_ cause: LeftOpenCause) -> String {
+        switch cause {
+        case .killed: return "left open: its session was killed"
+        case .stoppedUnsaved: return "left open: its session could not save its end"
+        }
     }
 
     /// The HOST column's widest: a longer name is cut in its middle, keeping its end (where the
@@ -271,9 +285,11 @@ public struct FlowListPresentation: Sendable {
     ///   the captures' rows could not be read, or live elsewhere: the shared store); each row then
     ///   carries `packetsCaptured`, as `tv flow ID --json` does (a TCP row read null packets while
     ///   only `tv flow` had its count: a trial).
-    public static func json(_ page: FlowPage, packetsCaptured: [Int64: Int64]? = nil) -> JSONValue {
-        guard let packetsCaptured else { return json(page.flows.map(FlowDetailPresentation.json), page) }
-        return json(page.flows.map { FlowDetailPresentation.detailJSON($0, packetsCaptured: packetsCaptured[$0.id] ?? 0) }, page)
+    /// - Parameter leftOpen: the page's flows a gone session left open (each row's `leftOpen`).
+    public static func json(_ page: FlowPage, packetsCaptured: [Int64: Int64]? = nil, leftOpen: [Int64: LeftOpenCause] = [:]) -> JSONValue {
+        json(page.flows.map { flow in
+            FlowDetailPresentation.detailJSON(flow, packetsCaptured: packetsCaptured.map { $0[flow.id] ?? 0 }, leftOpen: leftOpen[flow.id])
+        }, page)
     }
 
     private static func json(_ rows: [JSONValue], _ page: FlowPage) -> JSONValue {

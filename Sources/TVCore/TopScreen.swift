@@ -259,7 +259,7 @@ public struct TopScreen: Sendable {
             .object([("program", $0.command.map { .string($0) } ?? .null), ("flows", .int($0.flows)),
                      ("received", .int($0.bytesDown)), ("sent", .int($0.bytesUp))])
         })))
-        fields.append(("newest", .array(newest.map(FlowDetailPresentation.json))))
+        fields.append(("newest", .array(newest.map { FlowDetailPresentation.json($0) })))
         fields.append(("audit", auditStrip.map { .string($0) } ?? .null))
         fields.append(("markers", .array(markers.map(AuditPresentation.json))))
         return .object(fields)

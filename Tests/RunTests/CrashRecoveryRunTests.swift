@@ -23,6 +23,13 @@ struct CrashRecoveryRunTests {
         // What the bug looked like: open for ever.
         rows = try box.flowRows()
         #expect(rows.allSatisfy { $0["duration"] is NSNull }, "\(rows)")
+        // …and the list and both JSON forms say they were left open, not "open" (a trial).
+        #expect(rows.allSatisfy { $0["leftOpen"] as? String == "killed" }, "\(rows)")
+        let leftList = try box.tv("flows").out
+        #expect(leftList.components(separatedBy: " unknown  left open: its session was killed\n").count == 3
+                && !leftList.contains(" open "), "\(leftList)")
+        let leftJSON = try box.tv("flow", String(rows[0].int("id") ?? 0), "--json").out
+        #expect(leftJSON.contains(#""leftOpen": "killed""#), "\(leftJSON)")
         // Meanwhile `tv flow` says it was left open, not "open, N so far" growing (a trial).
         let left = try box.tv("flow", String(rows[0].int("id") ?? 0)).out
         #expect(left.contains("\n  duration     unknown: its session ended without closing it (killed or crashed); the next tv run or tv exec closes it as interrupted\n")
@@ -36,6 +43,7 @@ struct CrashRecoveryRunTests {
             #expect(row.string("status") == "interrupted")
             #expect(row.int("duration") == (row.int("lastActivityTime") ?? 0) - (row.int("startTime") ?? 0), "\(row)")
             #expect(row.int("bytesUp") == 7)
+            #expect(row["leftOpen"] is NSNull, "\(row)")
         }
         let listed = try box.tv("flows", "--status", "interrupted")
         #expect(listed.status == 0)

@@ -162,9 +162,17 @@ import FlowTerms
         #expect(bare.contains("  status       not known — its last update, with how it ended, was never saved; the row holds what tv saved as the connection began"), "\(bare)")
         f.status = .inspected
         #expect(FlowDetailPresentation.lines(f, now: now, leftOpen: .killed).contains("  status       inspected — tv terminated TLS on both legs; its last update, with how it ended, was never saved"))
+        // The list and the JSON say it too (a trial's read "open").
+        let row = FlowListPresentation.row(f, now: now, leftOpen: .stoppedUnsaved)
+        #expect(row.status == "left open: its session could not save its end" && row.duration == "unknown", "\(row)")
+        #expect(FlowListPresentation.row(f, now: now).duration == "open")
+        #expect(FlowDetailPresentation.json(f, leftOpen: .killed).serialized().contains(#""duration":null,"leftOpen":"killed","error""#))
+        #expect(FlowDetailPresentation.json(f).serialized().contains(#""duration":null,"leftOpen":null,"error""#))
         // Closed since: interrupted, in words that cover a stop unable to save.
         f.status = .interrupted
         f.duration = 0
+        #expect(FlowListPresentation.row(f, now: now, leftOpen: .killed).status == "interrupted")
+        #expect(FlowDetailPresentation.json(f, leftOpen: .killed).serialized().contains(#""leftOpen":null"#))
         #expect(FlowDetailPresentation.statusSentence(f) == "interrupted — its end was never recorded: the tv session carrying it was killed, crashed or lost power, or stopped unable to save it (a full disk); it ends here at its last recorded activity")
         #expect(FlowDetailPresentation.chosenLines(f)[0] == "  client leg   not recorded (the row lacks the flow's last update)")
         #expect(FlowDetailPresentation.lines(f, now: now, content: kept, leftOpen: .stoppedUnsaved).contains { $0.hasPrefix("  status       interrupted — ") })

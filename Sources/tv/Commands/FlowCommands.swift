@@ -151,9 +151,11 @@ enum FlowCommands {
         } else {
             page = try store.flows(query)
         }
+        // Rows a gone session left open read so, not "open" (a trial's list and JSON did).
+        let leftOpen = (try? store.leftOpen(among: page.flows.filter { $0.duration == nil }.map(\.id))) ?? [:]
         if inv.json {
             let captured = try? CaptureCommands.capturedCounts(inv, flows: page.flows.map(\.id))
-            inv.console.line(FlowListPresentation.json(page, packetsCaptured: captured)
+            inv.console.line(FlowListPresentation.json(page, packetsCaptured: captured, leftOpen: leftOpen)
                 .adding(said + [("unsavedFlows", UnsavedFlowsNotice.json(unsaved))]).serialized(pretty: true))
         } else {
             // On stderr, as the lagging session's note: the list itself stays a list.
@@ -161,7 +163,8 @@ enum FlowCommands {
             // An empty page says how many flows there are in all, so a filter matching nothing is not
             // read as an empty history.
             let total = page.flows.isEmpty && page.nextCursor == nil ? try store.count(FlowQuery()) : nil
-            var lines = FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines(width: inv.terminalColumns)
+            var lines = FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total, leftOpen: leftOpen)
+                .lines(width: inv.terminalColumns)
             // Audit markers at their time among the rows (i21-audit).
             if let newest = page.flows.first, let oldest = page.flows.last {
                 let markers = try store.audit.markers(from: oldest.startTime, to: query.after == nil ? now + 1 : newest.startTime + 1,
@@ -203,7 +206,9 @@ enum FlowCommands {
         let exchanges = try store.exchanges(ofFlow: id, first: RequestListPresentation.flowLineCap)
         if inv.json {
             let captured = try? CaptureCommands.capturedCount(inv, flow: id)
-            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.detailJSON(record, packetsCaptured: captured), exchanges.exchanges,
+            let leftOpen = record.duration == nil ? (try? store.leftOpen(flowID: id)) ?? nil : nil
+            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.detailJSON(record, packetsCaptured: captured, leftOpen: leftOpen),
+                                                          exchanges.exchanges,
                                                           requestCount: exchanges.total, leftOut: record.requestsLeftOut)
                 .serialized(pretty: true))
         } else {
