@@ -112,16 +112,18 @@ public final class FlowStore: Sendable {
     /// lock tried once; the flows left open by a gone writer, by id (the others are absent).
     /// - Throws: `FlowStoreError` when the database cannot be read.
     public func leftOpen(among ids: [Int64]) throws -> [Int64: LeftOpenCause] {
-        guard !ids.isEmpty else { return [:] }
-        let writers: [(flow: Int64, writer: Int64)] = try connection.withDatabase { database in
-            let statement = try database.prepare("""
-                SELECT f.id, w.id FROM flows f JOIN flow_writers w ON w.id = f.writer
-                WHERE f.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) AND f.duration IS NULL AND w.ended IS NULL
-                """)
-            try statement.bind(ids.map { .integer($0) })
-            var rows: [(flow: Int64, writer: Int64)] = []
-            while try statement.step() { rows.append((statement.int64(at: 0), statement.int64(at: 1))) }
-            return rows
+        var writers: [(flow: Int64, writer: Int64)] = []
+        // 500 ids a statement, as `requestsLeftOut` (SQLite's bound on variables was 999 before 3.32).
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(start + 500, ids.count)]
+            try connection.withDatabase { database in
+                let statement = try database.prepare("""
+                    SELECT f.id, w.id FROM flows f JOIN flow_writers w ON w.id = f.writer
+                    WHERE f.id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", "))) AND f.duration IS NULL AND w.ended IS NULL
+                    """)
+                try statement.bind(chunk.map { .integer($0) })
+                while try statement.step() { writers.append((statement.int64(at: 0), statement.int64(at: 1))) }
+            }
         }
         var causes: [Int64: LeftOpenCause?] = [:]
         var found: [Int64: LeftOpenCause] = [:]
