@@ -174,6 +174,38 @@ import FlowTerms
         #expect(read.map(\.state) == ExchangeState.allCases, "\(backend)")
     }
 
+    /// `tv requests --store` says which flows shown had requests counted without rows, as `tv
+    /// requests` does (it said nothing: a helper's report): the counts of the page's flows, each
+    /// with its instance, and none for a flow without.
+    @Test(arguments: Backend.allCases) func requestsLeftOutOfThePagesFlows(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        var flooded = sampleFlow(start: 1)
+        flooded.requestsLeftOut = 5_000
+        var plain = sampleFlow(start: 2)
+        var unshown = sampleFlow(start: 3)
+        unshown.requestsLeftOut = 7
+        try f.write { writer in
+            flooded = writer.open(flooded)
+            plain = writer.open(plain)
+            unshown = writer.open(unshown)
+            for (n, flow) in [flooded, plain].enumerated() {
+                writer.enqueue(.exchange(ExchangeRecord(flowID: flow.id, sequence: 1, httpVersion: "HTTP/2", method: "GET", scheme: "https",
+                                                        authority: "a.test", path: "/\(n)", requestTime: 10 + Int64(n), endTime: 20, state: .complete)))
+            }
+        }
+        let query = ExchangeQuery(limit: 100)
+        if let shared = f.history as? SharedFlowHistory {
+            let page = try shared.exchanges(query)
+            #expect(page.exchanges.count == 2)
+            let found = try shared.requestsLeftOut(shownIn: page)
+            #expect(found.map { [$0.instance.id, String($0.flow), String($0.count)] } == [[f.instance.id, String(flooded.id), "5000"]], "\(found)")
+        } else {
+            let page = try f.store.exchanges(query)
+            let found = try f.store.requestsLeftOut(flows: page.exchanges.map(\.flowID))
+            #expect(found.map { [$0.flow, $0.count] } == [[flooded.id, 5_000]], "\(found)")
+        }
+    }
+
     @Test(arguments: Backend.allCases) func openUpdatedClosedFlowIsOneRowWithItsLastState(_ backend: Backend) throws {
         let f = try Fixture(backend)
         var flow = sampleFlow(start: 500)

@@ -26,6 +26,17 @@ import TVHome
         #expect(single.harNote?.hasPrefix("flow 3 (1) had 1 request read and counted without rows, so no entry here holds it unless") == true)
         let many = LeftOutRequestsNotice((1...12).map { (flow: Int64($0), count: Int64(2)) })
         #expect(many.sentence?.hasPrefix("Flows 1 (2), 2 (2), 3 (2), 4 (2), 5 (2), 6 (2), 7 (2), 8 (2), 9 (2), 10 (2) and 2 more had 24 requests") == true)
+        // The shared store's (`tv requests --store`): each flow as its lists name it, with its instance.
+        let a = InstanceIdentity(id: "aaaaaaaa-1111", machine: "vm"), b = InstanceIdentity(id: "bbbbbbbb-2222", machine: "vm")
+        let c = InstanceIdentity(id: "cccccccc-3333", machine: "laptop")
+        let shared = LeftOutRequestsNotice(shared: [(instance: c, flow: 4, count: 3), (instance: a, flow: 12, count: 5_000)])
+        #expect(shared.sentence == "Flows laptop:4 (3) and vm:12 (5,000) had 5,003 requests read and counted without rows: " + Self.bounds
+                + "; `tv flow ID --store URL` says how many have rows.")
+        #expect(shared.json.serialized() == #"[{"flow":4,"count":3,"instance":{"id":"cccccccc-3333","machine":"laptop"}},"#
+                + #"{"flow":12,"count":5000,"instance":{"id":"aaaaaaaa-1111","machine":"vm"}}]"#)
+        let twoVMs = LeftOutRequestsNotice(shared: [(instance: b, flow: 12, count: 1), (instance: a, flow: 12, count: 2)])
+        #expect(twoVMs.sentence?.hasPrefix("Flows vm/aaaaaaaa:12 (2) and vm/bbbbbbbb:12 (1) had 3 requests") == true, "\(twoVMs.sentence ?? "")")
+        #expect(LeftOutRequestsNotice(shared: [(instance: c, flow: 4, count: 3)]).sentence?.hasSuffix("; `tv flow laptop:4 --store URL` says how many have rows.") == true)
         let none = LeftOutRequestsNotice([])
         #expect(none.sentence == nil && none.harNote == nil && none.json.serialized() == "[]")
     }

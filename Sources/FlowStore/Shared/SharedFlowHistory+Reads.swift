@@ -28,6 +28,34 @@ extension SharedFlowHistory {
         return page
     }
 
+    /// The flows of `page`'s rows (a page of `exchanges`) whose connections had requests read and
+    /// counted without rows (`FlowRecord.requestsLeftOut`), with how many, each with its
+    /// instance (flow ids are each instance's own), ordered by instance id then flow id.
+    /// - Throws: `FlowStoreError`.
+    public func requestsLeftOut(shownIn page: ExchangePage) throws -> [(instance: InstanceIdentity, flow: Int64, count: Int64)] {
+        var asked: [String: (instance: InstanceIdentity, flows: Set<Int64>)] = [:]
+        for e in page.exchanges {
+            guard let instance = page.instances[e.id] else { continue }
+            asked[instance.id, default: (instance, [])].flows.insert(e.flowID)
+        }
+        var found: [(instance: InstanceIdentity, flow: Int64, count: Int64)] = []
+        for key in asked.keys.sorted() {
+            guard let (instance, flows) = asked[key] else { continue }
+            let ids = flows.sorted()
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = ids[start..<min(start + 500, ids.count)]
+                let sql = "SELECT id, requests_left_out FROM flows WHERE instance_id = ? AND id IN ("
+                    + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ") AND requests_left_out > 0 ORDER BY id"
+                let rows = try connection.withLock { try $0.query(sql, [.text(instance.id)] + chunk.map { .integer($0) }) }
+                for row in rows {
+                    guard row.count == 2, case .integer(let id) = row[0], case .integer(let count) = row[1] else { continue }
+                    found.append((instance, id, count))
+                }
+            }
+        }
+        return found
+    }
+
     /// The shared request row `id` (the shared store's id, as `tv requests --store` prints it)
     /// and its instance, or nil.
     /// - Throws: `FlowStoreError`.

@@ -23,8 +23,11 @@ enum SharedStoreReadCommands {
         }
         defer { history.close() }
         let page = try history.exchanges(query)
+        // The flows shown whose requests were counted without rows say so, as `tv requests` does.
+        let leftOut = LeftOutRequestsNotice(shared: try history.requestsLeftOut(shownIn: page))
+        if let sentence = leftOut.sentence { inv.console.note("tv: " + sentence) }
         if inv.json {
-            inv.console.line(RequestListPresentation.json(page).serialized(pretty: true))
+            inv.console.line(RequestListPresentation.json(page).adding([("requestsLeftOut", leftOut.json)]).serialized(pretty: true))
         } else {
             let repeated = ["store", "instance", "flow", "since", "from", "to", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
             for line in RequestListPresentation(page: page, repeatedOptions: repeated).lines() { inv.console.line(line) }
