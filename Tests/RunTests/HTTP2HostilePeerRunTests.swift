@@ -37,7 +37,7 @@ struct HTTP2HostilePeerRunTests {
                     if mode == "oversize": out = ok + frame(0, 1, sid, b"x" * 16385)
                     elif mode == "stream0": out = frame(1, 5, 0, b"\x88")
                     elif mode == "hpack": out = frame(1, 5, sid, b"\x80")
-                    elif mode == "continuation": out = frame(1, 0, sid, b"\x88") + frame(9, 0, sid, b"") * 10000
+                    elif mode == "continuation": out = frame(1, 0, sid, b"\x88") + frame(9, 0, sid, b"") * 20
                     else: out = ok + frame(6, 0, 0, b"\0" * 8) * 10001
                     s.sendall(out)
             try: d = s.recv(65536)
@@ -73,8 +73,11 @@ struct HTTP2HostilePeerRunTests {
     if mode == "honest": out += get
     elif mode == "ping-flood": out += frame(6, 0, 0, b"\0" * 8) * 10001
     else: out += get + frame(4, 0, 0, b"\0" * 7)
-    try: s.sendall(out)
-    except (BrokenPipeError, ConnectionResetError, ssl.SSLError): pass  # tv ended it before all went
+    def send():
+        try: s.sendall(out)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError): pass  # tv ended it before all went
+    # Read while sending (nginx answers each PING): tv holds nothing back for the client then.
+    import threading; sender = threading.Thread(target=send); sender.start()
     buf, types, goaways, pings = b"", [], [], 0
     while True:
         try: d = s.recv(65536)
@@ -87,6 +90,7 @@ struct HTTP2HostilePeerRunTests {
             if t in (4, 6): continue
             if t == 7: goaways.append("goaway %d %d" % (struct.unpack(">I", payload[4:8])[0], struct.unpack(">I", payload[:4])[0] & 0x7fffffff))
             types.append(str(t))
+    sender.join()
     print(" ".join(types))
     for g in goaways: print(g)
     print("pings %d" % pings)
@@ -151,7 +155,7 @@ struct HTTP2HostilePeerRunTests {
         #expect(run.error?.hasSuffix("GOAWAY COMPRESSION_ERROR to the server and GOAWAY INTERNAL_ERROR to the client (RFC 9113 §5.4.1)") == true)
     }
 
-    @Test("a server's header block that never ends (10,000 CONTINUATIONs, CVE-2024-27316): the server named, ENHANCE_YOUR_CALM; the client gets none of the block")
+    @Test("a server's header block that never ends (20 empty CONTINUATIONs, CVE-2024-27316): the server named, ENHANCE_YOUR_CALM; the client gets none of the block")
     func serverEndlessContinuation() throws {
         let run = try hostileServer("continuation")
         #expect(run.client == "7\ngoaway 2 1\npings 0\nleftover 0\n")
