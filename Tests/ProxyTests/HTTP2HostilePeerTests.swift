@@ -98,6 +98,20 @@ struct HTTP2HostilePeerTests {
         #expect(error.phrase.hasSuffix("ended the connection with GOAWAY ENHANCE_YOUR_CALM to the server and closed the client's connection (RFC 9113 §5.4.1)"))
     }
 
+    @Test("a Chromium-like opening passes untouched: SETTINGS with a reserved (GREASE) id, a connection WINDOW_UPDATE, a GREASE frame of a reserved type, PRIORITY_UPDATE (0x10), HEADERS with priority, a PING")
+    func chromiumLikeOpening() {
+        let p = ExchangePlaybook(http2: true)
+        let settings: [UInt8] = [0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 0x60, 0x00, 0x00, 0x0a, 0x0a, 0x3b, 0x9a, 0xca, 0x00]
+        let opening = T.preface + T.frame(0x4, 0, 0, settings) + T.frame(0x8, 0, 0, [0x00, 0xef, 0x00, 0x01])
+            + T.frame(0xb + 0x1f * 2, 0, 0, [1, 2, 3]) + T.frame(0x10, 0, 0, [0, 0, 0, 1] + Array("u=0, i".utf8))
+            + T.frame(0x1, T.endHeaders | T.endStream | 0x20, 1, [0x80, 0, 0, 0, 0xff] + T.c31) + Self.ping
+        let rows = p.feed(opening, .clientToServer, at: 1)
+        #expect(rows.map(\.path) == ["/"])
+        p.feed(T.frame(0x4, 0, 0, []) + T.frame(0x4, 0x1, 0, []) + T.frame(0x6, 0x1, 0, [UInt8](repeating: 0, count: 8))
+               + T.frame(0x1, T.endHeaders | T.endStream, 1, T.ok200TextPlain), .serverToClient, at: 2)
+        #expect(p.reader.stop == nil)
+    }
+
     @Test("the machine's answer: GOAWAY with the error's code to its sender, INTERNAL_ERROR to the other side after what went on, delivered, then the close; the flow says why")
     func machineAnswer() {
         var m = ConnectionMachineTests.relaying()
