@@ -243,18 +243,24 @@ struct ExchangeReaderHTTP2Tests {
         }
     }
 
-    @Test("a broken header block stops reading, open streams end incomplete, and it is malformed")
+    @Test("a header block HPACK cannot decode is the client's COMPRESSION_ERROR: refused from its frame on, open streams end incomplete")
     func brokenBlock() {
         let p = ExchangePlaybook(http2: true)
         p.feed(Self.preface + Self.frame(0x1, Self.endHeaders, 1, Self.c31), .clientToServer, at: 1)
-        // Index 0 is never valid (RFC 7541 §6.1).
-        let ended = p.feed(Self.frame(0x1, Self.endHeaders, 3, [0x80]), .clientToServer, at: 2)
+        // Index 0 is never valid (RFC 7541 §6.1); the block's frame begins after a PING.
+        let ended = p.feed(Self.frame(0x6, 0, 0, [UInt8](repeating: 0, count: 8)) + Self.frame(0x1, Self.endHeaders, 3, [0x80]), .clientToServer, at: 2)
         #expect(ended.map(\.state) == [.incomplete])
-        guard case let .malformed(reason) = p.reader.stop else {
-            Issue.record("expected malformed, got \(String(describing: p.reader.stop))")
+        guard case let .refused(refusal) = p.reader.stop, case let .http2ConnectionError(error) = refusal.failure,
+              case let .malformed(reason) = error.kind else {
+            Issue.record("expected an HTTP/2 connection error, got \(String(describing: p.reader.stop))")
             return
         }
-        #expect(reason.hasPrefix("The header block on stream 3 cannot be decoded (HPACK, RFC 7541: "))
+        #expect(reason.hasPrefix("A header block HPACK cannot decode (RFC 7541: "))
+        #expect(reason.hasSuffix("; RFC 9113 §4.3)."))
+        #expect(refusal.passing == 17)
+        #expect(refusal.answer == .goaway(error))
+        #expect(error == HTTP2ConnectionError(sentBy: .client, kind: error.kind, errorCode: 0x9, lastClientStream: 1, lastServerStream: 0,
+                                              otherSideFramed: true))
     }
 
     @Test("a frame inside a header block breaks the framing (RFC 9113 §6.10)")
@@ -262,7 +268,10 @@ struct ExchangeReaderHTTP2Tests {
         let p = ExchangePlaybook(http2: true)
         p.feed(Self.preface + Self.frame(0x1, Self.endHeaders, 1, Self.c31), .clientToServer, at: 1)
         p.feed(Self.frame(0x1, 0, 3, Array(Self.c32.prefix(2))) + Self.frame(0x0, 0, 1, [1]), .clientToServer, at: 2)
-        #expect(p.reader.stop == .malformed("A frame of type 0 came in the middle of a header block, where only CONTINUATION may (RFC 9113 §6.10)."))
+        // Refused from the header block's first frame: the server never sees half a block.
+        let error = HTTP2ConnectionError(sentBy: .client, kind: .malformed("A frame of type 0 came in the middle of a header block, where only CONTINUATION may (RFC 9113 §6.10)."),
+                                         errorCode: 0x1, lastClientStream: 1, lastServerStream: 0, otherSideFramed: true)
+        #expect(p.reader.stop == .refused(ExchangeRefusal(failure: .http2ConnectionError(error), answer: .goaway(error), passing: 0)))
     }
 }
 

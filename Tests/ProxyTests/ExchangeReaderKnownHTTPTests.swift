@@ -76,10 +76,12 @@ struct ExchangeReaderKnownHTTPTests {
         #expect(other.reader.stop == .notHTTP(NotHTTPStart(.server, first: Array("SSH-2.0-OpenSSH_".utf8), more: true)))
     }
 
-    @Test("ALPN h2: bytes that are not HTTP/2's preface stop the reading with the frame scanner's reason (the flow says it), not the silence of another protocol")
+    @Test("ALPN h2: bytes that are not HTTP/2's preface are refused as the client's PROTOCOL_ERROR (RFC 9113 §3.4), none forwarded, the server's connection closed (it never had a preface)")
     func http2Known() {
         let p = ExchangePlaybook(http2: true)
         p.client("GET / HTTP/1.1\r\nHost: x\r\n\r\n", at: 1)
-        #expect(p.reader.stop == .malformed("The client's bytes do not begin with the HTTP/2 connection preface (RFC 9113 §3.4)."))
+        let error = HTTP2ConnectionError(sentBy: .client, kind: .malformed("The client's bytes do not begin with the HTTP/2 connection preface (RFC 9113 §3.4)."),
+                                         errorCode: 0x1, lastClientStream: 0, lastServerStream: 0, otherSideFramed: false)
+        #expect(p.reader.stop == .refused(ExchangeRefusal(failure: .http2ConnectionError(error), answer: .goaway(error), passing: 0)))
     }
 }

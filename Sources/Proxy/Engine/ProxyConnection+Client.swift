@@ -49,6 +49,19 @@ extension ProxyConnection {
         if client.tls != nil { _ = client.flushRecords() }
     }
 
+    /// tv's own bytes to the server (an HTTP/2 GOAWAY, `.sendServer`), after what it holds for it.
+    func sendServer(_ bytes: [UInt8]) {
+        guard let upstream, upstream.fd >= 0 else { return }
+        bytes.withUnsafeBytes { raw in
+            if upstream.hasPending { upstream.stash(raw); return }
+            switch upstream.write(raw) {
+            case .wrote(let n): if n < raw.count { upstream.stash(UnsafeRawBufferPointer(rebasing: raw[n...])) }
+            case .failed: break
+            }
+        }
+        if upstream.tls != nil { _ = upstream.flushRecords() }
+    }
+
     /// Answering an upstream failure over tv's TLS leg: reads the client's plaintext and hands
     /// it to the machine (`.clientRequestBytes`) until it answers (`.readRequestRow` and tv's 502,
     /// or `.closeClientTLS`) or the client ends. Called at once (the request may have come with

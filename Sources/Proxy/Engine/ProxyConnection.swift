@@ -192,6 +192,8 @@ final class ProxyConnection: LoopHandler {
             needsPeek = true
         case .sendClient(let bytes):
             sendClient(bytes)
+        case .sendServer(let bytes):
+            sendServer(bytes)
         case .answerWaitingRequest(let bytes):
             // The waiting request's row gets tv's answer as its response (`answered`).
             bytes.withUnsafeBytes { readPlainAnswer($0) }

@@ -232,6 +232,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// (`HTTP2MalformedRequest`: RFC 9113 §8.1.1), which tv passed on; a note on the flow (a
     /// trial's repeated `:path` went to the server with nothing said).
     case http2MalformedRequest(HTTP2MalformedRequest)
+    /// A side of an inspected HTTP/2 connection sent frames tv cannot read or a flood
+    /// (`HTTP2ConnectionError`, RFC 9113 §5.4.1, §10.5): none of it went on, and tv ended the
+    /// connection with a GOAWAY to each side (or closed the other side's).
+    case http2ConnectionError(HTTP2ConnectionError)
 
     /// Which of the three client-leg kinds the counters and the flow name this is
     /// (`ClientLegOutcome`); nil for every other failure.
@@ -372,6 +376,8 @@ public enum ConnectionFailure: Equatable, Sendable {
             return goaway.phrase
         case .http2MalformedRequest(let request):
             return request.phrase
+        case .http2ConnectionError(let error):
+            return error.phrase
         case .exchangeReadingStopped(let reason):
             // "exchanges": the reason may be the server's (it said "requests" of a response's
             // framing: the hostile-input trial).

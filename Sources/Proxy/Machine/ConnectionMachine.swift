@@ -204,6 +204,14 @@ struct ConnectionMachine {
             case .status(let status): return [.sendClient(Self.errorResponse(status, refusal.failure)), .deliverThenClose(to: .client, reset: false)]
             case .reset: return [.close(reset: true)]
             case .close: return [.deliverThenClose(to: .client, reset: false)]
+            case .goaway(let error):
+                // RFC 9113 §5.4.1: a GOAWAY with the error's code to its sender; the other side's
+                // GOAWAY INTERNAL_ERROR goes on after what it was sent, then both close.
+                let frames = error.goaways
+                func send(_ bytes: [UInt8], to side: ConnectionFailure.Side) -> Command { side == .client ? .sendClient(bytes) : .sendServer(bytes) }
+                guard let other = frames.toOther else { return [send(frames.toSender, to: error.sentBy), .close(reset: false)] }
+                return [send(frames.toSender, to: error.sentBy), send(other, to: error.otherSide),
+                        .deliverThenClose(to: error.otherSide, reset: false)]
             }
         case .requestHeadLate(let answerable):
             guard phase == .relaying else { return [] }

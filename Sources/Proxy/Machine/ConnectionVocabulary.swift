@@ -261,6 +261,9 @@ extension ConnectionMachine {
         /// Drop this many bytes from the front of the client's unread bytes.
         case consumeClient(Int)
         case sendClient([UInt8])
+        /// Write `bytes` to the server leg (over its TLS, when it has one), after what tv holds
+        /// for it: tv's HTTP/2 GOAWAY (`HTTP2ConnectionError`).
+        case sendServer([UInt8])
         /// tv's answer to the request waiting for its response (a 504 for a server that sent
         /// none): sent to the client and read as that request's response, `answered` by tv.
         case answerWaitingRequest([UInt8])

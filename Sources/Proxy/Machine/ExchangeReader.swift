@@ -14,9 +14,9 @@ import Wire
 /// rows, counted), and rows as `RequestRowAllowance` allows (the rest read on, counted; both
 /// counts are `requestsLeftOut`). HTTP/1 bytes tv cannot follow are refused
 /// (`Stop.refused`, `ExchangeRefusal`: not forwarded, answered where an answer fits, the
-/// connection closed), so no request passes without its row; HTTP/2 that breaks the rules
-/// stops the reading (`Stop.malformed`) and its bytes go on. Either way what is open becomes
-/// `.incomplete` and `stop` says why.
+/// connection closed), so no request passes without its row; so is HTTP/2 that breaks the
+/// rules or floods (`HTTP2ConnectionError`: GOAWAYs in its place). Either way what is open
+/// becomes `.incomplete` and `stop` says why.
 final class ExchangeReader {
     /// What the reader knows of the connection.
     struct Settings: Equatable {
@@ -70,8 +70,9 @@ final class ExchangeReader {
         case notHTTP(NotHTTPStart)
         /// An upgrade (101) or CONNECT turned the connection into a tunnel of something else.
         case tunnel
-        /// HTTP/2 broke the rules after it had been read as HTTP (one sentence, RFC section): the
-        /// reading stops, the bytes go on (`ConnectionMachine.Event.readingNote`).
+        /// tv could not start an HPACK decoder (one sentence): the reading stops, the bytes go on
+        /// (`ConnectionMachine.Event.readingNote`). HTTP/2 that breaks the rules is refused
+        /// (`refused`, `HTTP2ConnectionError`).
         case malformed(String)
         /// HTTP/1 bytes tv cannot follow, from a client or a server: a head another party could
         /// read otherwise (one that breaks the rules, obs-fold, Content-Length beside

@@ -30,6 +30,10 @@ struct ExchangeRefusal: Equatable {
         /// Nothing is owed (every response asked for went on): the connection is closed. A
         /// client that pipelined past tv's limit sends the rest again (RFC 9112 §9.3.2).
         case close
+        /// HTTP/2: tv ends the connection as an endpoint would (`HTTP2ConnectionError`): a
+        /// GOAWAY to the side that sent the refused frames, one to the other side (or the close
+        /// of its connection), then the close.
+        case goaway(HTTP2ConnectionError)
     }
 
     /// Why (the flow's error, one sentence rendered from the kind).

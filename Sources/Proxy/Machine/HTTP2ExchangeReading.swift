@@ -27,7 +27,7 @@ import Wire
 /// reset: the client ignores the frames it receives on a stream after resetting it (RFC 9113
 /// §5.1), so a head in flight gives the row the server's status and nothing more.
 final class HTTP2ExchangeReading {
-    private struct Stream {
+    struct Stream {
         var record: ExchangeRecord
         var requestDone: Bool
         var responseDone = false
@@ -42,8 +42,8 @@ final class HTTP2ExchangeReading {
     static let cancelledWaitMicros: Int64 = 1_000_000
 
     private let settings: ExchangeReader.Settings
-    private var clientFrames = HTTP2FrameScanner(expectingPreface: true)
-    private var serverFrames = HTTP2FrameScanner(expectingPreface: false)
+    private var clientFrames = HTTP2FrameScanner.relayed(expectingPreface: true)
+    private var serverFrames = HTTP2FrameScanner.relayed(expectingPreface: false)
     /// Decoders of the client's and the server's header blocks (nil: nghttp2 could not make one).
     private let requestHeaders: HPACKInflater?
     private let responseHeaders: HPACKInflater?
@@ -51,8 +51,15 @@ final class HTTP2ExchangeReading {
     /// Streams whose final response head came in the burst being read.
     private var headed: [UInt32] = []
     private var sequence = 0
-    /// The first failure met while handling a frame.
+    /// tv could not start an HPACK decoder: the reading stops, the bytes go on.
     private var failure: String?
+    /// The first connection error met while handling a frame (an HPACK failure, a flood), with
+    /// where its bytes begin in the burst (`HTTP2FrameScanner.failureStart`'s terms).
+    var connectionError: (sentBy: ConnectionFailure.Side, kind: HTTP2ConnectionError.Kind, code: UInt32, start: Int?)?
+    /// Frames that carry no request or response, counted per side (`HTTP2FloodPolicy`).
+    var floods = HTTP2FloodPolicy()
+    /// The highest stream the server promised (PUSH_PROMISE).
+    var highestPromised: UInt32 = 0
     /// The first GOAWAY with an error code, either side's, until taken (`takeGoAway`).
     private var goaway: HTTP2GoAway?
     private var goawayTaken = false
@@ -63,7 +70,7 @@ final class HTTP2ExchangeReading {
     /// every one before it (RFC 9113 §5.1.1), so a client header block on an id at or below it
     /// that is not open is the trailers of a stream let go or left out (or breaks the rules) and
     /// opens no exchange.
-    private var highestClientStream: UInt32 = 0
+    var highestClientStream: UInt32 = 0
     /// Streams opened while `Settings.maxOpen` were followed and none could be let go: read
     /// without a row, counted.
     private(set) var streamsLeftOut = 0
@@ -124,14 +131,21 @@ final class HTTP2ExchangeReading {
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         if direction == .clientToServer {
-            clientFrames.feed(bytes) { event in client(event, at: now, emit: emit) }
+            clientFrames.feed(bytes) { event, start in client(event, start, at: now, emit: emit) }
             // Read as HTTP/2 only where it is known to be (ALPN h2, or the preface came): bytes
-            // that break its rules stop the reading, the flow saying why, from the first byte on.
-            if let reason = clientFrames.failure { return .malformed(reason) }
+            // that break its rules are refused, from the first byte on (`HTTP2ConnectionError`).
+            // An error met while handling a frame came before any the scanner met after it.
+            if let stop = connectionStop() { return stop }
+            if let reason = clientFrames.failure {
+                return refusal(.client, .malformed(reason), code: clientFrames.failureCode, start: clientFrames.failureStart)
+            }
         } else {
             headed.removeAll(keepingCapacity: true)
-            serverFrames.feed(bytes) { event in server(event, at: now, emit: emit) }
-            if let reason = serverFrames.failure { return .malformed(reason) }
+            serverFrames.feed(bytes) { event, start in server(event, start, at: now, emit: emit) }
+            if let stop = connectionStop() { return stop }
+            if let reason = serverFrames.failure {
+                return refusal(.server, .malformed(reason), code: serverFrames.failureCode, start: serverFrames.failureStart)
+            }
             // A final response head whose stream goes on past this burst is told once now, so its
             // row shows the status while the body streams (HTTP/1 does the same); a response
             // whole within the burst is told once, at its end, as before.
@@ -140,12 +154,13 @@ final class HTTP2ExchangeReading {
         return failure.map { .malformed($0) }
     }
 
-    private func client(_ event: HTTP2FrameScanner.Event, at now: Int64, emit: (ExchangeRecord) -> Void) {
-        guard failure == nil else { return }
+    private func client(_ event: HTTP2FrameScanner.Event, _ start: Int?, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard failure == nil, connectionError == nil else { return }
+        guard count(event, from: .client, start) else { return }
         switch event {
         case let .headerBlock(id, endStream, _, block):
             var fields = HTTP2RequestFields()
-            guard decode(block, with: requestHeaders, on: id, into: { fields.take($0, $1, admitted: $2) }) else { return }
+            guard decode(block, with: requestHeaders, from: .client, start, into: { fields.take($0, $1, admitted: $2) }) else { return }
             if let index = streams.index(forKey: id) {
                 // Trailers (RFC 9113 §8.1).
                 if endStream {
@@ -184,22 +199,29 @@ final class HTTP2ExchangeReading {
                 return
             }
             cancel(index, at: now, emit: emit)
-        case let .settings(size):
+        case let .settings(size, frameSize):
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
             // larger bound is applied at once (a smaller one takes effect after the ACK).
             if let size, size > 4_096 { responseHeaders?.setMaximumTableSize(size) }
+            // So does its frame size the server's frames (the largest said: a smaller one holds
+            // only once the server has read it).
+            if let frameSize { serverFrames.maxFrameSize = max(serverFrames.maxFrameSize ?? 0, frameSize) }
+        case .ping, .inert:
+            break
         case let .goaway(last, code, debug):
             if goaway == nil { goaway = HTTP2GoAway(.clientToServer, lastStreamID: last, errorCode: code, debug: debug) }
         }
     }
 
-    private func server(_ event: HTTP2FrameScanner.Event, at now: Int64, emit: (ExchangeRecord) -> Void) {
-        guard failure == nil else { return }
+    private func server(_ event: HTTP2FrameScanner.Event, _ start: Int?, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard failure == nil, connectionError == nil else { return }
+        guard count(event, from: .server, start) else { return }
         switch event {
-        case let .headerBlock(id, _, promised?, block):
+        case let .headerBlock(_, _, promised?, block):
             // The promised request, in the server's header table.
             var fields = HTTP2RequestFields()
-            guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1, admitted: $2) }) else { return }
+            guard decode(block, with: responseHeaders, from: .server, start, into: { fields.take($0, $1, admitted: $2) }) else { return }
+            highestPromised = max(highestPromised, promised)
             guard streams[promised] == nil else { return }
             guard makeRoom(at: now, emit: emit) else {
                 streamsLeftOut += 1
@@ -208,7 +230,7 @@ final class HTTP2ExchangeReading {
             open(promised, fields, requestEnded: true, at: now, emit: emit)
         case let .headerBlock(id, endStream, nil, block):
             var fields = HTTP2ResponseFields()
-            guard decode(block, with: responseHeaders, on: id, into: { if $2 { fields.take($0, $1) } }) else { return }
+            guard decode(block, with: responseHeaders, from: .server, start, into: { if $2 { fields.take($0, $1) } }) else { return }
             guard let index = streams.index(forKey: id) else { return }
             // In place (`values[index]`): reading `streams[id]` copies the whole record each time.
             let final = streams.values[index].finalSeen
@@ -244,8 +266,11 @@ final class HTTP2ExchangeReading {
                 return
             }
             reset(id, at: now, emit: emit)
-        case let .settings(size):
+        case let .settings(size, frameSize):
             if let size, size > 4_096 { requestHeaders?.setMaximumTableSize(size) }
+            if let frameSize { clientFrames.maxFrameSize = max(clientFrames.maxFrameSize ?? 0, frameSize) }
+        case .ping, .inert:
+            break
         case let .goaway(last, code, debug):
             if goaway == nil { goaway = HTTP2GoAway(.serverToClient, lastStreamID: last, errorCode: code, debug: debug) }
         }
@@ -347,7 +372,9 @@ final class HTTP2ExchangeReading {
     /// only the few fields a row keeps, once each (a repeated one keeps its first), so memory
     /// stays one field's. The room bounds the copying too: each of 60,000 `:path` references was
     /// a 4,000-byte string.
-    private func decode(_ block: UnsafeRawBufferPointer, with inflater: HPACKInflater?, on id: UInt32,
+    /// A block HPACK cannot decode is a COMPRESSION_ERROR from `side` (RFC 9113 §4.3), its bytes
+    /// from `start` on (its first frame) refused.
+    private func decode(_ block: UnsafeRawBufferPointer, with inflater: HPACKInflater?, from side: ConnectionFailure.Side, _ start: Int?,
                         into take: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Bool) -> Void) -> Bool {
         guard let inflater else {
             failure = "tv could not start an HPACK decoder."
@@ -360,7 +387,7 @@ final class HTTP2ExchangeReading {
             }
             return true
         } catch {
-            failure = "The header block on stream \(id) cannot be decoded (HPACK, RFC 7541: \(error.reason))."
+            connectionError = (side, .malformed("A header block HPACK cannot decode (RFC 7541: \(error.reason); RFC 9113 §4.3)."), 0x9, start)
             return false
         }
     }
@@ -381,9 +408,16 @@ final class HTTP2ExchangeReading {
         }
     }
 
+    /// The followed stream `id`'s index (nil: not followed).
+    func streamIndex(_ id: UInt32) -> Dictionary<UInt32, Stream>.Index? { streams.index(forKey: id) }
+
+    /// Whether the response on the stream at `index` ended.
+    func streamResponseDone(_ index: Dictionary<UInt32, Stream>.Index) -> Bool { streams.values[index].responseDone }
+
     /// Emits the stream at `index` as complete, and forgets it, once both directions ended.
     private func finishIfDone(_ index: Dictionary<UInt32, Stream>.Index, at now: Int64, emit: (ExchangeRecord) -> Void) {
         guard streams.values[index].requestDone && streams.values[index].responseDone else { return }
+        floods.exchangeCompleted()
         emit(close(index, .complete, at: now))
     }
 

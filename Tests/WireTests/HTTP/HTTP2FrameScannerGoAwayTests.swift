@@ -28,7 +28,9 @@ struct HTTP2FrameScannerGoAwayTests {
                 scanner.feed(chunk) { event in
                     switch event {
                     case let .goaway(last, code, debug): out.append("goaway \(last) \(code) \(Array(debug))")
-                    case let .settings(size): out.append("settings \(size.map(String.init) ?? "-")")
+                    case let .settings(size, _): out.append("settings \(size.map(String.init) ?? "-")")
+                    case .ping: out.append("ping")
+                    case .inert(let type): out.append("inert \(type)")
                     case let .data(id, count, end): out.append("data \(id) \(count) \(end)")
                     case let .reset(id, code, _): out.append("reset \(id) \(code.map(String.init) ?? "-")")
                     case let .headerBlock(id, _, _, block): out.append("headers \(id) \(block.count)")
