@@ -480,11 +480,10 @@ struct PlainHTTPMachine {
     // MARK: ending
 
     /// Answers the client with an error (when no response is under way) and closes;
-    /// `deliveringFirst` as for `finish`.
-    /// - Parameter answering: false: no answer, and the connection is reset (a refused request
-    ///   behind one still waiting for its response).
-    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false, answering: Bool = true) {
-        if answering && responses.outstanding.count <= 1 && responses.body == nil {
+    /// `deliveringFirst` as for `finish`. (A request refused behind one still waiting for its
+    /// response is answered once that response went on: `refusedBehind`.)
+    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
+        if responses.outstanding.count <= 1 && responses.body == nil {
             emit(.answerClient(ConnectionMachine.errorResponse(status, failure), linger: false))
         }
         // No connection to the server was made: the head counted as sent when it was queued
@@ -497,7 +496,7 @@ struct PlainHTTPMachine {
             facts = flow
             firstFacts = nil
         }
-        finish(reset: !answering, failure: failure, deliveringFirst: deliveringFirst)
+        finish(reset: false, failure: failure, deliveringFirst: deliveringFirst)
     }
 
     /// - Parameter deliveringFirst: what tv holds for the client is delivered before the close
