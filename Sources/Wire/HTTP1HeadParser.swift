@@ -47,7 +47,17 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
             : "The \(kind.noun) head exceeds \(limit) bytes without ending in an empty line."
     }
 
-    /// Default bound on the head: 64 KiB (65,536 bytes).
+    /// What tv answers a request head that did not end within `limit` bytes, on every path
+    /// (the plain proxy's, reverse mode's first head and the relay's reading alike): 414 URI Too
+    /// Long when its request line had not ended (RFC 9110 §15.5.15), else 431 Request Header
+    /// Fields Too Large (RFC 6585 §5), with `tooLongSentence`. A response head past it is
+    /// answered with 502 (RFC 9110 §15.6.3), with the same sentence for a response.
+    public static func tooLongRequestRefusal(_ limit: Int, inStartLine: Bool) -> (status: Int, reason: String) {
+        (inStartLine ? 414 : 431, tooLongSentence(.request, limit, inStartLine: inStartLine))
+    }
+
+    /// Default bound on the head: 64 KiB (65,536 bytes). tv's one head limit: the plain proxy's
+    /// parsers and the relay's reading (`HTTP1HeadScanner`) refuse a head past it alike.
     public static let defaultMaxHeadBytes = 65_536
 
     /// Request or response.

@@ -20,15 +20,22 @@ public struct HTTP1RequestSummary: Sendable, Hashable {
     /// servers may read such a body otherwise, the request-smuggling risk RFC 9112 §6.1 and §6.3
     /// describe. Nil for the usual head (looked at only when Transfer-Encoding is there).
     public var framingRefusal: String?
+    /// The protocols the client asks to switch to (RFC 9110 §7.8): the Upgrade field lines'
+    /// values joined by ", "; nil without one.
+    public var upgrade: String?
+    /// The first Sec-WebSocket-Key field's value (RFC 6455 §4.1), if any.
+    public var webSocketKey: String?
 
     public init(method: String, target: String, version: HTTPVersion, host: String?, framing: HTTPBodyFraming,
-                framingRefusal: String? = nil) {
+                framingRefusal: String? = nil, upgrade: String? = nil, webSocketKey: String? = nil) {
         self.method = method
         self.target = target
         self.version = version
         self.host = host
         self.framing = framing
         self.framingRefusal = framingRefusal
+        self.upgrade = upgrade
+        self.webSocketKey = webSocketKey
     }
 }
 
@@ -52,9 +59,14 @@ public struct HTTP1ResponseSummary: Sendable, Hashable {
     /// handled as an error"; an intermediary that forwards it must first remove the
     /// Content-Length, which a relay cannot). Nil for the usual head.
     public var framingRefusal: String?
+    /// The protocols a 101 switches to (RFC 9110 §7.8): the Upgrade field lines' values joined
+    /// by ", "; nil without one (kept for every status, read for a 101).
+    public var upgrade: String?
+    /// The first Sec-WebSocket-Accept field's value (RFC 6455 §4.2.2), if any.
+    public var webSocketAccept: String?
 
     public init(version: HTTPVersion, code: Int, reason: String?, contentType: String?, contentEncoding: String?,
-                framing: HTTPBodyFraming, framingRefusal: String? = nil) {
+                framing: HTTPBodyFraming, framingRefusal: String? = nil, upgrade: String? = nil, webSocketAccept: String? = nil) {
         self.version = version
         self.code = code
         self.reason = reason
@@ -62,6 +74,8 @@ public struct HTTP1ResponseSummary: Sendable, Hashable {
         self.contentEncoding = contentEncoding
         self.framing = framing
         self.framingRefusal = framingRefusal
+        self.upgrade = upgrade
+        self.webSocketAccept = webSocketAccept
     }
 
     /// The sentence of `framingRefusal`, also the proxy's plain path's for such a head.
@@ -81,7 +95,11 @@ public struct HTTP1ResponseSummary: Sendable, Hashable {
 /// row read it as chunked (a hostile-input trial).
 ///
 /// A head that arrives in one piece is read where it lies; one split across reads is gathered
-/// (at most `maxHeadBytes`).
+/// (at most `maxHeadBytes`). A head that does not end within `maxHeadBytes` is `.tooLong`, as
+/// the full parser says: the relay refuses it as the plain path does (431, or 414 for its
+/// request line; 502 for a response). Read on past the bound, a 1.29 MB request head went
+/// through an inspected tunnel to the server while the plain path answered 431 (a
+/// hostile-input trial).
 public struct HTTP1HeadScanner: Sendable {
     /// What the bytes fed so far amount to. Every answer but `.needMoreData` is final.
     public enum Result: Sendable, Hashable {
@@ -89,6 +107,10 @@ public struct HTTP1HeadScanner: Sendable {
         case needMoreData
         /// The bytes are not a valid HTTP/1 head; one sentence naming the rule broken.
         case malformed(reason: String)
+        /// The head did not end within `maxHeadBytes` bytes (`HTTP1HeadParser.Result.tooLong`, the
+        /// same bound and the same answer: `HTTP1HeadParser.tooLongRequestRefusal` for a request,
+        /// 502 for a response); `inStartLine`: its first line had not ended either.
+        case tooLong(maxHeadBytes: Int, inStartLine: Bool)
         /// A complete request head.
         case request(HTTP1RequestSummary)
         /// A complete response head.
@@ -124,20 +146,13 @@ public struct HTTP1HeadScanner: Sendable {
     /// Feeds the next bytes of the stream: the answer, and how many of `bytes` the head took —
     /// all of them while the answer is `.needMoreData`; the body starts at `consumed` once the
     /// head is read. Once the answer is final, further bytes are ignored.
-    ///
-    /// A head longer than `maxHeadBytes` is read on (`compactGathered`): what is gathered never
-    /// exceeds that bound, and the head is refused only when one line, or the fields kept, fill it.
     public mutating func consumeHead(_ raw: UnsafeRawBufferPointer) -> (result: Result, consumed: Int) {
         guard case .needMoreData = result else { return (result, 0) }
-        var consumed = 0
-        while true {
-            let step = consumeStep(UnsafeRawBufferPointer(rebasing: raw[consumed...]))
-            consumed += step
-            guard case .needMoreData = result, consumed < raw.count else { return (result, consumed) }
-        }
+        let consumed = consumeStep(raw)
+        return (result, consumed)
     }
 
-    /// One step of `consumeHead`: at most the room left below `maxHeadBytes`; the bytes it took.
+    /// `consumeHead`: at most the room left below `maxHeadBytes`; the bytes it took.
     private mutating func consumeStep(_ raw: UnsafeRawBufferPointer) -> Int {
         let bytes = raw.assumingMemoryBound(to: UInt8.self)
         let taken = min(bytes.count, maxHeadBytes - buffer.count)
@@ -172,12 +187,25 @@ public struct HTTP1HeadScanner: Sendable {
             }
         }
         if buffer.count >= maxHeadBytes {
-            if let refusal = compactGathered() {
-                result = .malformed(reason: refusal)
-                buffer = []
-            }
+            result = .tooLong(maxHeadBytes: maxHeadBytes, inStartLine: !end.sawStartLine)
+            buffer = []
         }
         return taken
+    }
+
+    /// Whether the request head part way has a whole first line that reads as an HTTP/1 request
+    /// line (RFC 9112 §3, lenient): the stream is HTTP, whatever tv knew of it before, so the
+    /// relay may hold the head back until it is whole. False for a response, a head that ended,
+    /// or one whose first line has not ended.
+    public var startsWithRequestLine: Bool {
+        guard kind == .request, case .needMoreData = result, end.sawStartLine else { return false }
+        return buffer.withUnsafeBufferPointer { bytes in
+            guard end.startLineOffset < bytes.count else { return false }
+            let rest = UnsafeBufferPointer(rebasing: bytes[end.startLineOffset...])
+            guard var lineEnd = rest.firstIndex(of: UInt8(ascii: "\n")) else { return false }
+            if lineEnd > 0, rest[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+            return (try? HTTP1HeadParser.parseRequestLine(UnsafeBufferPointer(rebasing: rest[..<lineEnd]), leniency: .lenient)) != nil
+        }
     }
 
     /// Reads a complete head (`head` ends with its empty line).
@@ -191,7 +219,7 @@ public struct HTTP1HeadScanner: Sendable {
 
     /// The fields kept, by name (ASCII case-insensitive).
     enum Kept {
-        case host, contentType, contentEncoding, contentLength, transferEncoding
+        case host, contentType, contentEncoding, contentLength, transferEncoding, upgrade, webSocketKey, webSocketAccept
     }
 
     /// One kept field's value: where it lies in the head.
@@ -239,8 +267,8 @@ public struct HTTP1HeadScanner: Sendable {
         let start = kind == .request
             ? try HTTP1HeadParser.parseRequestLine(startLine, leniency: .lenient)
             : try HTTP1HeadParser.parseStatusLine(startLine)
-        var host: Value?, contentType: Value?, contentEncoding: Value?
-        var lengths = Repeated(), codings = Repeated()
+        var host: Value?, contentType: Value?, contentEncoding: Value?, webSocketKey: Value?, webSocketAccept: Value?
+        var lengths = Repeated(), codings = Repeated(), upgrades = Repeated()
         var firstField = true
         while let range = lines.next(), !range.isEmpty {
             let line = UnsafeBufferPointer(rebasing: head[range])
@@ -256,6 +284,9 @@ public struct HTTP1HeadScanner: Sendable {
             case .contentEncoding?: if contentEncoding == nil { contentEncoding = value }
             case .contentLength?: lengths.append(value)
             case .transferEncoding?: codings.append(value)
+            case .upgrade?: upgrades.append(value)
+            case .webSocketKey?: if webSocketKey == nil { webSocketKey = value }
+            case .webSocketAccept?: if webSocketAccept == nil { webSocketAccept = value }
             case nil: break
             }
         }
@@ -273,7 +304,9 @@ public struct HTTP1HeadScanner: Sendable {
                 }
             }
             return .request(HTTP1RequestSummary(method: method, target: target, version: version,
-                                                host: host?.text(head), framing: framing, framingRefusal: refusal))
+                                                host: host?.text(head), framing: framing, framingRefusal: refusal,
+                                                upgrade: upgrades.isEmpty ? nil : upgrades.texts(head).joined(separator: ", "),
+                                                webSocketKey: webSocketKey?.text(head)))
         case let .status(version, code, reason):
             let hasBody = !HTTP1Head.responseHasNoBody(status: code, answering: requestMethod)
             let framing: HTTPBodyFraming = hasBody ? try bodyFraming(status: code, version: version, lengths, codings, head) : .none
@@ -281,7 +314,9 @@ public struct HTTP1HeadScanner: Sendable {
                                                   contentType: contentType?.text(head),
                                                   contentEncoding: contentEncoding?.text(head), framing: framing,
                                                   framingRefusal: hasBody && !codings.isEmpty && !lengths.isEmpty
-                                                      ? HTTP1ResponseSummary.lengthAndCoding : nil))
+                                                      ? HTTP1ResponseSummary.lengthAndCoding : nil,
+                                                  upgrade: upgrades.isEmpty ? nil : upgrades.texts(head).joined(separator: ", "),
+                                                  webSocketAccept: webSocketAccept?.text(head)))
         }
     }
 
@@ -303,15 +338,20 @@ public struct HTTP1HeadScanner: Sendable {
                                      transferEncodings: codings.texts(head), leniency: .lenient)
     }
 
-    /// Which kept field `name` is, compared without ASCII case (requests keep Host, responses
-    /// Content-Type and Content-Encoding, both the framing fields).
+    /// Which kept field `name` is, compared without ASCII case (requests keep Host and
+    /// Sec-WebSocket-Key, responses Content-Type, Content-Encoding and Sec-WebSocket-Accept, both
+    /// the framing fields and Upgrade).
     static func keptField(_ name: UnsafeBufferPointer<UInt8>, kind: HTTP1HeadParser.Kind) -> Kept? {
         switch name.count {
         case 4: return kind == .request && equalsFolded(name, "host") ? .host : nil
+        case 7: return equalsFolded(name, "upgrade") ? .upgrade : nil
         case 12: return kind == .response && equalsFolded(name, "content-type") ? .contentType : nil
         case 14: return equalsFolded(name, "content-length") ? .contentLength : nil
         case 16: return kind == .response && equalsFolded(name, "content-encoding") ? .contentEncoding : nil
-        case 17: return equalsFolded(name, "transfer-encoding") ? .transferEncoding : nil
+        case 17:
+            if equalsFolded(name, "transfer-encoding") { return .transferEncoding }
+            return kind == .request && equalsFolded(name, "sec-websocket-key") ? .webSocketKey : nil
+        case 20: return kind == .response && equalsFolded(name, "sec-websocket-accept") ? .webSocketAccept : nil
         default: return nil
         }
     }
@@ -342,16 +382,6 @@ struct LineEndScan: Sendable {
     private(set) var sawStartLine = false
     /// Offset of the start line, past any empty lines before it.
     private(set) var startLineOffset = 0
-
-    /// The scan of a compacted buffer: every byte before `lineStart` scanned, the start line
-    /// first (offset 0) and complete.
-    static func resumed(lineStart: Int) -> LineEndScan {
-        var scan = LineEndScan()
-        scan.scanIndex = lineStart
-        scan.lineStart = lineStart
-        scan.sawStartLine = true
-        return scan
-    }
 
     /// Scans the bytes of `buffer` not seen yet; `buffer` holds every byte scanned before, at the
     /// same offsets.

@@ -35,7 +35,7 @@ public struct HTTPRequestHeadParser: Sendable, IncrementalParser {
             case .needMoreData, .head: return nil
             case .malformed(let reason): return (400, reason)
             case let .tooLong(limit, inStartLine):
-                return (inStartLine ? 414 : 431, HTTP1HeadParser.tooLongSentence(.request, limit, inStartLine: inStartLine))
+                return HTTP1HeadParser.tooLongRequestRefusal(limit, inStartLine: inStartLine)
             }
         }
     }

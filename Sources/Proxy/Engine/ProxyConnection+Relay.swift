@@ -50,7 +50,10 @@ extension ProxyConnection {
         if client.readClosed && up.readClosed && up.writeClosed && client.writeClosed && !client.hasUnsent && !up.hasUnsent {
             return end(nil)
         }
-        if moreUp || moreDown { loop.runAgain(token) }
+        // A head held toward the server while reading stopped on the server's bytes (a 101)
+        // goes on at the next turn, not at the client's next bytes.
+        let stale = !heldTowardServer.isEmpty && exchanges?.holdsHead(.clientToServer) != true
+        if moreUp || moreDown || stale { loop.runAgain(token) }
     }
 
     /// The relay is over: `failure` nil when both sides closed in order; a reset is carried on
@@ -112,6 +115,8 @@ extension ProxyConnection {
 
     /// One direction. Returns true when it stopped only for fairness (more may be readable).
     private func pump(from source: Leg, to sink: Leg, direction: Direction) -> Bool {
+        // A head held while reading went on, which reading no longer holds: it goes first.
+        _ = releaseStaleHeld(direction, to: sink)
         // Bytes left over from a short write go first, and the pipe is chosen as soon as none
         // are left (choosing before this flush skipped the pipe at every turn that began with
         // bytes pending).
@@ -159,11 +164,31 @@ extension ProxyConnection {
                 // Refused while earlier requests wait for their responses (`awaitsResponses`):
                 // the same, and the machine holds the client until it answers.
                 if let refusal = moved(n, direction) {
-                    passOn(UnsafeRawBufferPointer(rebasing: buffer[0..<min(refusal.passing, n)]), to: sink)
+                    // A head held from earlier bursts goes on only when something after it does
+                    // (it ended, whole, before the refused bytes); refused itself, it never does.
+                    let passing = min(refusal.passing, n)
+                    if passing > 0 { passHeld(direction, to: sink) } else { setHeld(direction, []) }
+                    passOn(UnsafeRawBufferPointer(rebasing: buffer[0..<passing]), to: sink)
                     feed(.exchangeRefused(refusal))
                     return false
                 }
-                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                // A head part way at the burst's end is held back from where it began until it
+                // is whole (`ExchangeReader.heldHeadStart`); what was held goes first.
+                let goes = exchanges?.heldHeadStart.map { min($0, n) } ?? n
+                passHeld(direction, to: sink)
+                if goes < n { appendHeld(direction, UnsafeRawBufferPointer(rebasing: buffer[goes..<n])) }
+                if goes == 0 || sink.hasPending {
+                    // Nothing of the burst goes now, or a short write of the held head left
+                    // bytes waiting: what goes waits behind them.
+                    if goes > 0 { sink.stash(UnsafeRawBufferPointer(rebasing: buffer[0..<goes])) }
+                    if case let .failed(reset, text) = after {
+                        readFailed(direction, reset: reset, text)
+                        return false
+                    }
+                    if sink.hasPending { return false }
+                    continue
+                }
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<goes])
                 if machine.relay.spliceAllowed { sink.copiedToward &+= n }
                 let split = direction == .serverToClient ? exchanges?.takeResponseSplit() : nil
                 let written = split.map { writeApart(chunk, at: $0, to: sink) } ?? sink.write(chunk)
@@ -173,7 +198,7 @@ extension ProxyConnection {
                 }
                 switch written {
                 case .wrote(let w):
-                    if w < n {
+                    if w < goes {
                         sink.stash(UnsafeRawBufferPointer(rebasing: chunk[w...]))
                         return false
                     }
@@ -290,6 +315,36 @@ extension ProxyConnection {
         } else {
             loop.counters.bytesFromServers.wrappingAdd(UInt64(n), ordering: .relaxed)
         }
+    }
+
+    /// The bytes held `direction` (`heldTowardServer`, `heldTowardClient`).
+    private func held(_ direction: Direction) -> [UInt8] {
+        direction == .clientToServer ? heldTowardServer : heldTowardClient
+    }
+
+    private func setHeld(_ direction: Direction, _ bytes: [UInt8]) {
+        if direction == .clientToServer { heldTowardServer = bytes } else { heldTowardClient = bytes }
+    }
+
+    private func appendHeld(_ direction: Direction, _ bytes: UnsafeRawBufferPointer) {
+        if direction == .clientToServer { heldTowardServer.append(contentsOf: bytes) } else { heldTowardClient.append(contentsOf: bytes) }
+    }
+
+    /// The head held `direction` goes on (written, its rest stashed on a short write), the
+    /// holding emptied; nothing when none is held.
+    private func passHeld(_ direction: Direction, to sink: Leg) {
+        let bytes = held(direction)
+        guard !bytes.isEmpty else { return }
+        setHeld(direction, [])
+        bytes.withUnsafeBytes { passOn($0, to: sink) }
+    }
+
+    /// What the relay held of a head goes on once the reader no longer holds it (reading
+    /// stopped: a 101 or another protocol, from the other side's bytes); true when it did.
+    private func releaseStaleHeld(_ direction: Direction, to sink: Leg) -> Bool {
+        guard !held(direction).isEmpty, exchanges?.holdsHead(direction) != true else { return false }
+        passHeld(direction, to: sink)
+        return true
     }
 
     /// The part of a refused burst that goes on (`ExchangeRefusal.passing`): written, its rest

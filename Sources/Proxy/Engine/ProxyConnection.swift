@@ -80,6 +80,12 @@ final class ProxyConnection: LoopHandler {
     /// The client's bytes were refused while earlier requests wait for their responses
     /// (`.holdClient`): what it sends is read and dropped until the machine answers.
     var clientHeld = false
+    /// The start of an HTTP/1 head the relay's reader has not seen end, each way
+    /// (`ExchangeReader.heldHeadStart`): held back until it is whole, so a head tv refuses
+    /// (past its limit, broken) reaches the other side in no part (`ProxyConnection+Relay`).
+    /// Empty arrays (no allocation) while no head is split across bursts.
+    var heldTowardServer: [UInt8] = []
+    var heldTowardClient: [UInt8] = []
     /// When the HTTP/1 request head part way on the relay must be whole (`noteRequestHead`;
     /// nil deadline: none part way). 24 bytes a connection, as many as the refused-head tuple it
     /// replaced.

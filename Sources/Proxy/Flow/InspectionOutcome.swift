@@ -92,7 +92,9 @@ extension ConnectionFailure {
         case .proxyRequestUnreadable, .proxyRequestUnsupported, .socksRefused, .proxyAuthenticationMissing,
              .proxyAuthenticationWrong, .socksUnreadable, .wrongProxyProtocol, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
              .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .noResponse, .stoppedReading, .serverClosedFirst, .stopped, .stillConnecting, .notAdopted, .internalError,
-             .notAbsoluteHTTP, .chunkedBodyRefused, .pipelinedPastLimit, .responseUnreadable, .responseIncomplete, .responseUnasked, .portUnreachable, .serverAnsweredNotTLS, .unusableServerName, .exchangeReadingStopped, .notReadAsHTTP, .http2GoAway, .http2MalformedRequest, .http2ConnectionError, .serverLacksHTTP2:
+             .notAbsoluteHTTP, .chunkedBodyRefused, .pipelinedPastLimit, .responseUnreadable, .responseIncomplete, .responseUnasked, .switchRefused,
+             .portUnreachable, .serverAnsweredNotTLS, .unusableServerName, .exchangeReadingStopped, .notReadAsHTTP, .http2GoAway,
+             .http2MalformedRequest, .http2ConnectionError, .serverLacksHTTP2:
             return nil
         }
     }

@@ -11,6 +11,10 @@ struct HTTPResponseHeadScanner {
         /// `.none` also when Content-Length is 0: the response is complete with its head.
         var framing: HTTPBodyFraming
         var closes: Bool
+        /// A 101's Upgrade (field lines joined by ", ") and Sec-WebSocket-Accept, which
+        /// `SwitchingProtocols` checks against the request; nil for other statuses.
+        var upgrade: String? = nil
+        var webSocketAccept: String? = nil
     }
 
     enum Result: Equatable {
@@ -56,8 +60,13 @@ struct HTTPResponseHeadScanner {
                    head.value(forHeader: "Content-Length") != nil {
                     return .malformed(Self.lengthAndCoding)
                 }
-                return .head(Head(status: head.status ?? 0, framing: framing == .contentLength(0) ? .none : framing, closes: !head.keepsAlive),
-                             consumed: head.byteCount - before)
+                var read = Head(status: head.status ?? 0, framing: framing == .contentLength(0) ? .none : framing, closes: !head.keepsAlive)
+                if read.status == 101 {
+                    let upgrades = head.values(forHeader: "Upgrade")
+                    read.upgrade = upgrades.isEmpty ? nil : upgrades.joined(separator: ", ")
+                    read.webSocketAccept = head.value(forHeader: "Sec-WebSocket-Accept")
+                }
+                return .head(read, consumed: head.byteCount - before)
             }
         }
     }

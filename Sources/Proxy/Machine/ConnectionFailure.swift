@@ -201,6 +201,11 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// The server sent bytes when no response was awaited (`bytes`, at least): dropped, and the
     /// connection to it closed (plain HTTP forwarding's client keeps its own; a relay's ends).
     case responseUnasked(bytes: Int)
+    /// The server answered 101 Switching Protocols where the request did not ask for that
+    /// switch (`SwitchingProtocols.Refusal`: no Upgrade asked, another protocol, a WebSocket
+    /// accept that does not match the key): tv did not switch, and its 502 took the 101's place,
+    /// as for a response head it cannot read, on the relay and the plain path alike.
+    case switchRefused(SwitchingProtocols.Refusal)
     /// `reverse:https://…`: the client spoke HTTP/2 in clear (prior knowledge), and the server's
     /// TLS chose no HTTP/2 (`chosen`: the protocol ALPN chose, nil for none); tv relays bytes and
     /// cannot translate, so the client was told HTTP_1_1_REQUIRED (RFC 9113 §7).
@@ -431,6 +436,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .responseIncomplete: return "the server closed the connection before its response was complete"
         case .responseUnasked(let bytes):
             return "the server sent \(bytes) byte\(bytes == 1 ? "" : "s") no request asked for (a response the client would have taken for its next request's); tv dropped \(bytes == 1 ? "it" : "them") and closed the connection to the server"
+        case .switchRefused(let refusal):
+            return "the server's 101 Switching Protocols was refused, since \(refusal.sentence); tv answered 502 in its place and closed the connection"
         case .serverLacksHTTP2(let chosen):
             return "the client spoke HTTP/2 in clear and the server's TLS offered no HTTP/2 (ALPN chose \(chosen ?? "nothing")), which tv cannot translate; the client was told HTTP_1_1_REQUIRED, so speak HTTP/1.1 to this reverse proxy (curl without --http2-prior-knowledge)"
         }

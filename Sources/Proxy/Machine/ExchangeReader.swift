@@ -175,6 +175,23 @@ final class ExchangeReader {
         http1?.requestHeadStartedAt
     }
 
+    /// Where, in the burst just fed, the HTTP/1 head still part way at its end began (0: in an
+    /// earlier burst): the driver holds the bytes from there back until the head is whole, so a
+    /// head tv refuses at its end (past `HTTP1HeadParser.defaultMaxHeadBytes`, or broken) reaches
+    /// the other side in no part, as the plain path holds one (a 1.29 MB request head went
+    /// through an inspected tunnel, a trial). Nil when no head is part way, over HTTP/2, once
+    /// reading stopped, and for the connection's first client bytes where tv cannot know the
+    /// stream is HTTP (`Settings.knowsHTTP`: another protocol's first line waits for its answer).
+    var heldHeadStart: Int? {
+        http1?.heldHeadStart
+    }
+
+    /// An HTTP/1 head is part way `direction` and its bytes are held (`heldHeadStart`): false
+    /// once reading stopped, so what the driver held then goes on.
+    func holdsHead(_ direction: Direction) -> Bool {
+        http1?.holdsHead(direction) ?? false
+    }
+
     /// No earlier request waits for its response and none is part way: tv's answer to the head
     /// being read (a 408) would be read as its own.
     var requestHeadAnswerable: Bool {

@@ -7,9 +7,10 @@ import Wire
 /// refused one going on and being answered as ever.
 extension HTTP1ExchangeReading {
     /// A request head that is not forwarded (`ExchangeReader.Stop.refused`): its line (and Host,
-    /// when it could be read), if salvaged, as a row; tv's 400 answers it (`refuseClient`).
-    /// `start`: where it began in this burst (nil: in an earlier one).
-    func refuseRequestHead(_ line: MalformedRequestLine?, host: String?, reason: String, from start: Int?, at now: Int64,
+    /// when it could be read), if salvaged, as a row; tv's `status` answers it (`refuseClient`:
+    /// 400, or 431 / 414 for a head past tv's limit). `start`: where it began in this burst
+    /// (nil: in an earlier one, whose bytes the driver held back).
+    func refuseRequestHead(_ line: MalformedRequestLine?, host: String?, reason: String, status: Int = 400, from start: Int?, at now: Int64,
                                    emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         var record: ExchangeRecord?
         if let line {
@@ -21,7 +22,7 @@ extension HTTP1ExchangeReading {
                 authority: target.authority ?? host ?? settings.target?.authority,
                 path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: line.method == "CONNECT")
         }
-        return refuseClient(.requestUnreadable(reason), row: record, from: start, answer: .status(400), at: now, emit: emit)
+        return refuseClient(.requestUnreadable(reason), row: record, from: start, answer: .status(status), at: now, emit: emit)
     }
 
     /// The body of the last request broke its chunked framing or went past tv's bound: not

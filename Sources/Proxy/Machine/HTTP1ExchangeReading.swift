@@ -5,9 +5,12 @@ import Wire
 /// server (read by `Wire`'s lean `HTTP1HeadScanner`: only what the row keeps becomes a string),
 /// each body walked to its end by its framing (RFC 9112 §6.3; `HTTPBodyScanner`, the plain path's
 /// rule too) without being copied. Pipelined requests wait in order for their responses; interim
-/// 1xx responses (100 Continue, 103) are skipped; a 101 or a 2xx to CONNECT ends reading (what
-/// follows is not HTTP). Bytes it cannot follow are refused (`ExchangeRefusal`): nothing of the
-/// connection passes unread after them.
+/// 1xx responses (100 Continue, 103) are skipped; a 101 that answers the request's Upgrade
+/// (`SwitchingProtocols`; another is refused) or a 2xx to CONNECT ends reading (what follows is
+/// not HTTP). Bytes it cannot follow are refused (`ExchangeRefusal`): nothing of the connection
+/// passes unread after them. A head part way at a burst's end is said (`heldHeadStart`) for the
+/// driver to hold back until it is whole; one past tv's limit is refused as the plain path
+/// refuses it (431 or 414; 502 for a response).
 final class HTTP1ExchangeReading {
     // The state below that is not private is read and written by this class's own files only
     // (`+ClientRefusal`: the client's bytes it refuses, and the answer that waits).
@@ -19,6 +22,10 @@ final class HTTP1ExchangeReading {
         var responseDone = false
         /// The response runs until the server closes (RFC 9112 §6.3 rule 8).
         var untilClose = false
+        /// The request's Upgrade and Sec-WebSocket-Key, which a 101 must answer
+        /// (`SwitchingProtocols`); nil without them (the usual request).
+        var upgrade: String? = nil
+        var webSocketKey: String? = nil
     }
 
     let settings: ExchangeReader.Settings
@@ -112,7 +119,34 @@ final class HTTP1ExchangeReading {
         direction == .clientToServer ? client(bytes, at: now, emit: emit) : server(bytes, at: now, emit: emit)
     }
 
+    /// Where the head part way at the end of the last burst read began in it (0: in an earlier
+    /// burst), which the driver holds back until the head is whole (`ExchangeReader.heldHeadStart`);
+    /// nil when no head is part way, or the client's is one tv cannot yet know is HTTP (the
+    /// connection's first bytes where `knowsHTTP` is false, before a whole request line:
+    /// another protocol's first line, held, could wait for an answer forever).
+    private(set) var heldHeadStart: Int?
+
+    /// A head is part way `direction` and held (`heldHeadStart`).
+    func holdsHead(_ direction: Direction) -> Bool {
+        if direction == .serverToClient { return readingResponseHead }
+        guard case .some = requestHead, held == nil else { return false }
+        return knowsRequestIsHTTP
+    }
+
+    /// The client's head part way is HTTP: tv knew the stream is, a request came before, or
+    /// its first line is a whole request line (`HTTP1HeadScanner.startsWithRequestLine`).
+    private var knowsRequestIsHTTP: Bool {
+        sequence > 0 || settings.knowsHTTP || requestHead?.startsWithRequestLine == true
+    }
+
+    /// Notes where the head part way began in the burst (`heldHeadStart`; nil: in an earlier one).
+    private func holdFrom(_ start: Int?, reading direction: Direction) {
+        if direction == .clientToServer, !knowsRequestIsHTTP { return }
+        heldHeadStart = start ?? 0
+    }
+
     private func client(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        heldHeadStart = nil
         // Refused already: nothing more of the client's is read (the driver holds it back).
         guard held == nil else { return nil }
         var offset = 0
@@ -159,19 +193,28 @@ final class HTTP1ExchangeReading {
             offset += consumed
             switch result {
             case .needMoreData:
+                holdFrom(requestStart, reading: .clientToServer)
                 return nil
-            case .malformed(let reason):
+            case .malformed, .tooLong:
                 // A request that broke the rules is not forwarded (`.refused`), with a row when
-                // its line can be salvaged. The connection's first bytes that never looked like a
-                // request are another protocol, relayed unread, where tv cannot know the stream
-                // is HTTP; where it can (`knowsHTTP`), they are a broken request like any other
-                // (as nginx answers them: 400 and the close).
-                let start = gathered.isEmpty ? Array(rest.prefix(MalformedRequestLine.maxLine)) : gathered + rest.prefix(MalformedRequestLine.maxLine)
+                // its line can be salvaged; tv answers 400, or for a head past tv's one limit
+                // what the plain path answers it (431, 414 for its request line:
+                // `HTTP1HeadParser.tooLongRequestRefusal`). The connection's first bytes that
+                // never looked like a request are another protocol, relayed unread, where tv
+                // cannot know the stream is HTTP; where it can (`knowsHTTP`), they are a broken
+                // request like any other (as nginx answers them: 400 and the close).
+                let (status, reason): (Int, String)
+                switch result {
+                case let .tooLong(limit, inStartLine): (status, reason) = HTTP1HeadParser.tooLongRequestRefusal(limit, inStartLine: inStartLine)
+                case .malformed(let why): (status, reason) = (400, why)
+                default: return nil
+                }
+                let start = gathered.isEmpty ? Array(rest.prefix(MalformedRequestLine.maxLine)) : Array(gathered.prefix(MalformedRequestLine.maxLine)) + rest.prefix(MalformedRequestLine.maxLine)
                 let line = start.withUnsafeBytes { MalformedRequestLine($0) }
                 if line == nil, sequence == 0, !settings.knowsHTTP {
                     return .notHTTP(NotHTTPStart(.client, first: Array(start.prefix(NotHTTPStart.shown)), more: start.count > NotHTTPStart.shown))
                 }
-                return refuseRequestHead(line, host: nil, reason: reason, from: requestStart, at: now, emit: emit)
+                return refuseRequestHead(line, host: nil, reason: reason, status: status, from: requestStart, at: now, emit: emit)
             case .request(let head):
                 requestHead = nil
                 // Framing a strict server reads otherwise: the same (`.refused`).
@@ -203,7 +246,7 @@ final class HTTP1ExchangeReading {
         let body = HTTPBodyScanner(head.framing)
         // No body (or Content-Length: 0): the request ends with its head.
         if body.isDone { record.requestEndTime = now }
-        pending.append(Pending(record: record, requestDone: body.isDone))
+        pending.append(Pending(record: record, requestDone: body.isDone, upgrade: head.upgrade, webSocketKey: head.webSocketKey))
         emit(record)
         if !body.isDone {
             requestBody = body
@@ -220,7 +263,10 @@ final class HTTP1ExchangeReading {
     /// whole small response, head and body in one burst, is told once, as before.
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         headAwaitingBody = false
-        responseStart = nil
+        // A head part way at the burst's start was held back whole (`heldHeadStart`): none of
+        // its response reached the client.
+        responseStart = readingResponseHead ? 0 : nil
+        heldHeadStart = nil
         let stop = readServer(bytes, at: now, emit: emit)
         if stop == nil, headAwaitingBody, readingResponseBody, let open = pending.first(where: { !$0.responseDone }) { emit(open.record) }
         return stop
@@ -274,7 +320,13 @@ final class HTTP1ExchangeReading {
             offset += consumed
             switch result {
             case .needMoreData:
+                holdFrom(responseStart ?? 0, reading: .serverToClient)
                 return nil
+            case let .tooLong(limit, inStartLine):
+                // Past tv's one head limit: the plain path's answer, tv's 502 (the head is held
+                // until whole, so none of it reached the client).
+                return refuseResponse(index, .responseUnreadable(HTTP1HeadParser.tooLongSentence(.response, limit, inStartLine: inStartLine)),
+                                      at: now, emit: emit)
             case .malformed(let reason):
                 // A head tv cannot read (a header name that is not a token, a bare CR, obs-fold,
                 // a status line that is none) is not passed on: the client gets tv's 502 with the
@@ -325,6 +377,14 @@ final class HTTP1ExchangeReading {
         if code < 200 && code != 101 {
             pending[index].record.responseTime = nil
             return nil
+        }
+        // A 101 the request did not ask for (or a WebSocket accept its key does not call for)
+        // would end the reading with bytes the client still reads as HTTP: refused, tv's 502 in
+        // its place (RFC 9110 §15.2.2, RFC 6455 §4.1).
+        if code == 101, let refusal = SwitchingProtocols.check(
+            requestUpgrade: pending[index].upgrade, webSocketKey: pending[index].webSocketKey,
+            upgrade: head.upgrade, webSocketAccept: head.webSocketAccept) {
+            return refuseResponse(index, .switchRefused(refusal), at: now, emit: emit)
         }
         // One access to `pending` for the six fields (each `pending[i].x =` is one).
         let method = Self.takeResponse(head, into: &pending[index].record)

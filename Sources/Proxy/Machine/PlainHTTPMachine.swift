@@ -35,6 +35,12 @@ struct PlainHTTPMachine {
     private var held: [UInt8] = []
     /// Reading the client waits (a request is held).
     private(set) var paused = false
+    /// A request tv refused behind requests still waiting for their responses: its answer (the
+    /// failure, tv's status) waits until those responses went on whole, then comes and the
+    /// connection closes (`responsesDone`); the client is read no more meanwhile. Answered at
+    /// once, it would be read as the earlier request's response (RFC 9112 §9.3.2); reset, the
+    /// earlier request's response never reached the client (a hostile-input trial).
+    private var refusedBehind: (failure: ConnectionFailure, status: Int)?
 
     /// The current flow (nil between upstream connections) and the accept-time one, reused for
     /// the first upstream's flow.
@@ -77,7 +83,7 @@ struct PlainHTTPMachine {
     }
 
     /// Whether the client's bytes are wanted now.
-    var readsClient: Bool { !closed && !paused }
+    var readsClient: Bool { !closed && !paused && refusedBehind == nil }
 
     /// Handles `event` at `now`, appending its commands to `commands` (which the caller empties).
     mutating func handle(_ event: Event, at now: Instant, into commands: inout [Command]) {
@@ -185,9 +191,12 @@ struct PlainHTTPMachine {
                 let read = headParser.feed(rest)
                 if let refusal = read.refusal {
                     // Behind a request still waiting for its response, tv's answer would be read
-                    // as that request's (a re-check's pipelined GET took the 400): a reset.
-                    guard responses.outstanding.isEmpty else {
-                        return fail(.requestUnreadable(refusal.reason), status: refusal.status, answering: false)
+                    // as that request's (a re-check's pipelined GET took the 400): it waits for
+                    // the responses asked for (`refusedBehind`), as the relay's does.
+                    guard responses.isIdle else {
+                        refusedBehind = (.requestUnreadable(refusal.reason), refusal.status)
+                        headDeadline.headCompleted()
+                        return
                     }
                     return fail(.requestUnreadable(refusal.reason), status: refusal.status)
                 }
@@ -238,7 +247,9 @@ struct PlainHTTPMachine {
         // The head as the server gets it (origin-form) is what was said on this flow: recorded
         // like the body bytes that follow it.
         emit(.sendServer(bytes, record: recording))
-        responses.expect(head.method)
+        let upgrades = head.values(forHeader: "Upgrade")
+        responses.expect(head.method, upgrade: upgrades.isEmpty ? nil : upgrades.joined(separator: ", "),
+                         webSocketKey: upgrades.isEmpty ? nil : head.value(forHeader: "Sec-WebSocket-Key"))
         if !head.keepsAlive { closeAfterResponse = true }
         switch head.bodyFraming {
         case .none, .untilClose: clientState = .head   // a request is never .untilClose
@@ -314,6 +325,10 @@ struct PlainHTTPMachine {
             // server tv cannot reach (a bare reset told the client nothing: a trial).
             if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
             return fail(.responseUnreadable(reason), status: 502, deliveringFirst: true)
+        case .switchRefused(let refusal):
+            // A 101 the request did not ask for: the same, and no tunnel (the relay's rule too).
+            if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
+            return fail(.switchRefused(refusal), status: 502, deliveringFirst: true)
         case .unasked(let bytes):
             // The responses asked for go on; the server's leg ends with its flow, and the
             // client's next request opens a new one (a new flow).
@@ -341,6 +356,11 @@ struct PlainHTTPMachine {
     /// is held for another host, act now. True: read no more from the server in this pass.
     private mutating func responsesDone() -> Bool {
         guard responses.isIdle else { return false }
+        if let (failure, status) = refusedBehind {
+            refusedBehind = nil
+            fail(failure, status: status, deliveringFirst: true)
+            return true
+        }
         if closeAfterResponse {
             emit(.shutdownClientWrite(finishWhenSent: true))
             return true
@@ -460,11 +480,10 @@ struct PlainHTTPMachine {
     // MARK: ending
 
     /// Answers the client with an error (when no response is under way) and closes;
-    /// `deliveringFirst` as for `finish`.
-    /// - Parameter answering: false: no answer, and the connection is reset (a refused request
-    ///   behind one still waiting for its response).
-    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false, answering: Bool = true) {
-        if answering && responses.outstanding.count <= 1 && responses.body == nil {
+    /// `deliveringFirst` as for `finish`. (A request refused behind one still waiting for its
+    /// response is answered once that response went on: `refusedBehind`.)
+    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
+        if responses.outstanding.count <= 1 && responses.body == nil {
             emit(.answerClient(ConnectionMachine.errorResponse(status, failure), linger: false))
         }
         // No connection to the server was made: the head counted as sent when it was queued
@@ -477,7 +496,7 @@ struct PlainHTTPMachine {
             facts = flow
             firstFacts = nil
         }
-        finish(reset: !answering, failure: failure, deliveringFirst: deliveringFirst)
+        finish(reset: false, failure: failure, deliveringFirst: deliveringFirst)
     }
 
     /// - Parameter deliveringFirst: what tv holds for the client is delivered before the close

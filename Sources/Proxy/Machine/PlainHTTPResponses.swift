@@ -9,8 +9,17 @@ import Wire
 /// head tv cannot read, or one the server never finishes, can still be answered with tv's 502
 /// (mitmproxy answers both the same way).
 struct PlainHTTPResponses {
-    /// Request methods whose responses are still expected, oldest first.
-    private(set) var outstanding: [String] = []
+    /// A request whose response is still expected: its method (HEAD and CONNECT frame the
+    /// response), and its Upgrade and Sec-WebSocket-Key, which a 101 must answer
+    /// (`SwitchingProtocols`; nil without them, the usual request).
+    struct Awaited: Equatable {
+        var method: String
+        var upgrade: String? = nil
+        var webSocketKey: String? = nil
+    }
+
+    /// The requests whose responses are still expected, oldest first.
+    private(set) var outstanding: [Awaited] = []
     /// The body being read (nil between responses).
     private(set) var body: HTTPBodyScanner?
     /// A 101 response switched the connection to another protocol: bytes flow raw both ways.
@@ -44,6 +53,9 @@ struct PlainHTTPResponses {
         case bodyRefused(ChunkedBodyProblem, headPassed: Bool)
         /// A 101 response: from here the connection is a tunnel (the whole chunk passes).
         case upgraded
+        /// A 101 its request did not ask for (`SwitchingProtocols.check`): none of it passes
+        /// (the bytes before it do), and tv's 502 takes its place.
+        case switchRefused(SwitchingProtocols.Refusal)
         /// Bytes came when no response was awaited (this many, from `passing` on): none of them
         /// passes. A client reads a response it did not ask for as its next request's (response
         /// queue poisoning), and tv's request rows lost every request after it (a trial); as
@@ -51,8 +63,11 @@ struct PlainHTTPResponses {
         case unasked(bytes: Int)
     }
 
-    /// A request went to the server: its response is awaited after those before it.
-    mutating func expect(_ method: String) { outstanding.append(method) }
+    /// A request went to the server: its response is awaited after those before it; `upgrade`
+    /// and `webSocketKey`, its Upgrade and Sec-WebSocket-Key, for a 101 to answer.
+    mutating func expect(_ method: String, upgrade: String? = nil, webSocketKey: String? = nil) {
+        outstanding.append(Awaited(method: method, upgrade: upgrade, webSocketKey: webSocketKey))
+    }
 
     /// A response head is awaited and none of it has reached the client (the response before
     /// it, if any, is whole): tv can still answer in the server's place.
@@ -88,7 +103,7 @@ struct PlainHTTPResponses {
                 if current.isDone { body = nil; responseComplete() } else { body = current }
                 continue
             }
-            guard let method = outstanding.first else {
+            guard let awaited = outstanding.first else {
                 // Empty lines between responses are let go (RFC 9112 §2.2's leniency for the
                 // empty lines before a start line); anything else nobody asked for stops here.
                 let rest = UnsafeRawBufferPointer(rebasing: chunk[offset...])
@@ -103,7 +118,7 @@ struct PlainHTTPResponses {
                 return reading
             }
             responseStart = heldHead.isEmpty ? offset : 0
-            switch head.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
+            switch head.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: awaited.method) {
             case .needMore:
                 heldHead.append(contentsOf: chunk[offset...])
                 reading.passing = offset
@@ -114,6 +129,15 @@ struct PlainHTTPResponses {
                 reading.stop = .headUnreadable(reason)
                 return reading
             case let .head(parsed, consumed):
+                // A 101 its request did not ask for: nothing of it goes on (tv's 502 instead).
+                if parsed.status == 101, let refusal = SwitchingProtocols.check(
+                    requestUpgrade: awaited.upgrade, webSocketKey: awaited.webSocketKey,
+                    upgrade: parsed.upgrade, webSocketAccept: parsed.webSocketAccept) {
+                    heldHead = []
+                    reading.passing = responseStart ?? offset
+                    reading.stop = .switchRefused(refusal)
+                    return reading
+                }
                 // A head begun in an earlier chunk ends at the start of this one (`offset` is 0).
                 if !heldHead.isEmpty {
                     reading.heldHeadFirst = heldHead

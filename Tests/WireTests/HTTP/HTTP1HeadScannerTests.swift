@@ -27,7 +27,7 @@ struct HTTP1HeadScannerTests {
         switch HTTP1HeadParser.parse(bytes, kind: kind, leniency: .lenient) {
         case .needMoreData: return .needMoreData
         case .malformed(let reason): return .malformed(reason: reason)
-        case let .tooLong(limit, inStartLine): return .malformed(reason: HTTP1HeadParser.tooLongSentence(kind, limit, inStartLine: inStartLine))
+        case let .tooLong(limit, inStartLine): return .tooLong(maxHeadBytes: limit, inStartLine: inStartLine)
         case .head(let head):
             let framing: HTTPBodyFraming
             switch head.bodyFraming(leniency: .lenient, answering: method) {
@@ -41,15 +41,21 @@ struct HTTP1HeadScannerTests {
                 if head.value(forHeader: "Transfer-Encoding") != nil, case .failure(let error) = head.bodyFraming(leniency: .strict) {
                     refusal = error.reason
                 }
+                let upgrades = head.values(forHeader: "Upgrade")
                 return .request(HTTP1RequestSummary(method: method, target: target, version: version,
-                                                    host: head.value(forHeader: "Host"), framing: framing, framingRefusal: refusal))
+                                                    host: head.value(forHeader: "Host"), framing: framing, framingRefusal: refusal,
+                                                    upgrade: upgrades.isEmpty ? nil : upgrades.joined(separator: ", "),
+                                                    webSocketKey: head.value(forHeader: "Sec-WebSocket-Key")))
             case let .status(version, code, reason):
                 let both = head.value(forHeader: "Transfer-Encoding") != nil && head.value(forHeader: "Content-Length") != nil
                     && !HTTP1Head.responseHasNoBody(status: code, answering: method)
+                let upgrades = head.values(forHeader: "Upgrade")
                 return .response(HTTP1ResponseSummary(version: version, code: code, reason: reason,
                                                       contentType: head.value(forHeader: "Content-Type"),
                                                       contentEncoding: head.value(forHeader: "Content-Encoding"), framing: framing,
-                                                      framingRefusal: both ? HTTP1ResponseSummary.lengthAndCoding : nil))
+                                                      framingRefusal: both ? HTTP1ResponseSummary.lengthAndCoding : nil,
+                                                      upgrade: upgrades.isEmpty ? nil : upgrades.joined(separator: ", "),
+                                                      webSocketAccept: head.value(forHeader: "Sec-WebSocket-Accept")))
             }
         }
     }
@@ -142,7 +148,7 @@ struct HTTP1HeadScannerTests {
         #expect(scan("HTTP/2.0 200 OK\r\n\r\n", .response)
             == .malformed(reason: "The response is HTTP/2.0, but only HTTP/1.0 and HTTP/1.1 heads are read here."))
         let long = Array("GET / HTTP/1.1\r\nA: ".utf8) + Array(repeating: UInt8(ascii: "x"), count: 100)
-        #expect(scan(long, .request, maxHeadBytes: 64) == (.malformed(reason: "The request head exceeds 64 bytes without ending in an empty line."), 64))
+        #expect(scan(long, .request, maxHeadBytes: 64) == (.tooLong(maxHeadBytes: 64, inStartLine: false), 64))
     }
 
     @Test("odd and broken heads: the same answer as the full parser, whole and split anywhere")
@@ -196,15 +202,15 @@ struct HTTP1HeadScannerTests {
         }
     }
 
-    @Test("a head past the bound is read on in the same room: the trial's 80 fields of 1,000 bytes before Content-Length (Python's server took it), whole and in 1,000-byte feeds; the body is not taken")
+    @Test("a head past the bound is tv's one limit, as the full parser's: the trial's 80 fields of 1,000 bytes before Content-Length are tooLong (in the fields), whole and in 1,000-byte feeds, at the bound's byte; a request line past it is tooLong in the start line")
     func headPastTheBound() {
         let filler = (1 ... 80).map { "X-Big-\($0): " + String(repeating: "v", count: 1_000) + "\r\n" }.joined()
         let head = Array(("POST /echo HTTP/1.1\r\nHost: 127.0.0.1:18211\r\n" + filler + "Content-Length: 10\r\n\r\n").utf8)
         #expect(head.count > HTTP1HeadParser.defaultMaxHeadBytes)
-        let expected = HTTP1HeadScanner.Result.request(HTTP1RequestSummary(method: "POST", target: "/echo", version: .http11,
-                                                                           host: "127.0.0.1:18211", framing: .contentLength(10)))
+        let expected = HTTP1HeadScanner.Result.tooLong(maxHeadBytes: 65_536, inStartLine: false)
         let bytes = head + Array("small body".utf8)
-        #expect(scan(bytes, .request) == (expected, head.count))
+        #expect(scan(bytes, .request) == (expected, 65_536))
+        #expect(reference(bytes, .request) == expected, "the full parser's answer")
         var scanner = HTTP1HeadScanner(.request)
         var consumed = 0
         var result = HTTP1HeadScanner.Result.needMoreData
@@ -214,11 +220,15 @@ struct HTTP1HeadScannerTests {
             consumed += fed.consumed
         }
         #expect(result == expected)
-        #expect(consumed == head.count)
+        #expect(consumed == 65_536)
+        let line = Array(("GET /" + String(repeating: "a", count: 70_000) + " HTTP/1.1\r\n\r\n").utf8)
+        #expect(scan(line, .request) == (.tooLong(maxHeadBytes: 65_536, inStartLine: true), 65_536))
+        let response = Array(("HTTP/1.1 200 OK\r\n" + filler + "\r\n").utf8)
+        #expect(scan(response, .response, answering: "GET") == (.tooLong(maxHeadBytes: 65_536, inStartLine: false), 65_536))
     }
 
-    @Test("past a bound of 160 bytes, heads padded with fields not kept give the full parser's answer, whole and in feeds of 1, 7 and 50 bytes: folds (refused) across the shedding and after shed fields, repeated lengths, broken lines among the shed")
-    func shedHeadsSameAsTheFullParser() {
+    @Test("heads padded with fields not kept give the full parser's answer, whole and in feeds of 1, 7 and 50 bytes, within the bound and past a bound of 160 bytes: folds (refused) after padding, repeated lengths, broken lines among the padding")
+    func paddedHeadsSameAsTheFullParser() {
         let pad: String = (1 ... 12).map { (n: Int) -> String in "X-Pad-\(n): " + String(repeating: "p", count: 20) + "\r\n" }.joined()
         let requests: [String] = [
             "GET /a HTTP/1.1\r\n" + pad + "Host: a.test\r\n" + pad + "\r\n",
@@ -242,9 +252,10 @@ struct HTTP1HeadScannerTests {
             let label = String(decoding: bytes, as: UTF8.self).debugDescription
             #expect(bytes.count > 320, "\(label)")
             let expected = reference(bytes, kind, answering: "GET")
-            #expect(scan(bytes, kind, answering: "GET", maxHeadBytes: 160).0 == expected, "\(label)")
+            #expect(scan(bytes, kind, answering: "GET").0 == expected, "\(label)")
+            #expect(scan(bytes, kind, answering: "GET", maxHeadBytes: 160).0 == reference160(bytes, kind), "\(label)")
             for size in [1, 7, 50] {
-                var scanner = HTTP1HeadScanner(kind, answering: "GET", maxHeadBytes: 160)
+                var scanner = HTTP1HeadScanner(kind, answering: "GET")
                 var consumed = 0
                 var result = HTTP1HeadScanner.Result.needMoreData
                 for start in stride(from: 0, to: bytes.count, by: size) where result == .needMoreData {
@@ -256,10 +267,18 @@ struct HTTP1HeadScannerTests {
                 if case .malformed = expected {} else { #expect(consumed == bytes.count, "feeds of \(size): \(label)") }
             }
         }
-        // Kept fields that fill the bound on their own: the limit's sentence.
         let lengths = "POST / HTTP/1.1\r\n" + String(repeating: "Content-Length: 5\r\n", count: 12) + "\r\n"
-        #expect(scan(Array(lengths.utf8), .request, maxHeadBytes: 160).0
-                == .malformed(reason: "The request head exceeds 160 bytes without ending in an empty line."))
+        #expect(scan(Array(lengths.utf8), .request, maxHeadBytes: 160).0 == .tooLong(maxHeadBytes: 160, inStartLine: false))
+    }
+
+    /// The full parser's answer under a bound of 160 bytes, in the scanner's terms (a line
+    /// refused within the first 160 bytes is refused by both; past them, the head is too long).
+    private func reference160(_ bytes: [UInt8], _ kind: HTTP1HeadParser.Kind) -> HTTP1HeadScanner.Result {
+        switch HTTP1HeadParser.parse(bytes, kind: kind, leniency: .lenient, maxHeadBytes: 160) {
+        case let .tooLong(limit, inStartLine): return .tooLong(maxHeadBytes: limit, inStartLine: inStartLine)
+        case .malformed(let reason): return .malformed(reason: reason)
+        default: return reference(bytes, kind, answering: "GET")
+        }
     }
 
     /// The offset just past a head's empty line (the fixtures' heads end there, or a body follows).
