@@ -52,7 +52,8 @@ extension ContentWriterThread {
         // (one statvfs per batch).
         if let signal = configuration.historyFirst,
            case let .hold(hold) = signal.permission(writingIn: directory.path,
-                                                    bytes: turns.reduce(Int64(0)) { $0 + ($1.deleted ? 0 : Int64($1.turn.keptBytes)) }) {
+                                                    bytes: turns.reduce(Int64(0)) { $0 + ($1.deleted ? 0 : Int64($1.turn.keptBytes)) },
+                                                    held: health.failing) {
             let held = turns.reduce(0) { $0 + ($1.deleted ? 0 : 1) }
             guard held > 0 else { return }
             told(health.recordHeld(), lost: held, failure: .heldForHistory(hold))

@@ -216,7 +216,7 @@ extension DecryptedCaptureThread {
     /// reason, so no file opens until a later ask finds room.
     func askHistoryFirst(bytes: Int64) {
         guard let signal = configuration.historyFirst else { return }
-        guard case let .hold(hold) = signal.permission(writingIn: configuration.folder, bytes: bytes) else {
+        guard case let .hold(hold) = signal.permission(writingIn: configuration.folder, bytes: bytes, held: heldFor != nil) else {
             heldFor = nil
             return
         }

@@ -63,13 +63,15 @@ struct FullDiskAtStartRunTests {
 
     @Test("kept content, then full: the banner names flows and content, and `tv content delete` with its bytes; a reading command's failure on the full disk names the same")
     func withContent() throws {
-        let world = try RunWorld()
+        let world = try RunWorld(createCA: false)
         let box = world.sandbox
-        let disk = try DiskFullRunTests.SmallDisk(at: box.dataDir, megabytes: 4)
+        // Past the history's 16 MiB reserve, so the first session keeps its content (`HistoryFirst`).
+        let disk = try DiskFullRunTests.SmallDisk(at: box.dataDir, megabytes: 24)
         defer {
             disk.unmount()
             withExtendedLifetime(world) {}
         }
+        try box.createCA()
         var tv = try world.run("--inspect", "--keep-content")
         let r = try world.curlThrough(tv, ["--http1.1", world.url("/index.html")])
         #expect(r.status == 0 && r.out == "hello from nginx\n", "\(r)")
