@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
-        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms", "CTVShims"]),
+        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms", "TVHome", "CTVShims"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "TVHome"]),
         .testTarget(name: "ProgramLookupTests", dependencies: ["ProgramLookup", "CTVShims", "FlowTerms"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms", "CTVShims"]),

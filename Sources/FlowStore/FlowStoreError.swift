@@ -169,3 +169,11 @@ extension FlowStoreError {
         }
     }
 }
+
+extension FlowStoreError: DataFolderFullSaying {
+    /// `.diskFull`'s sentence with `wayOn` (`DataFolderFull.wayOn(_:)`); nil for the rest.
+    public func fullDiskMessage(wayOn: String) -> String? {
+        guard case let .diskFull(path) = self else { return nil }
+        return DataFolderFull.sentence(cannotGrow: path, wayOn: wayOn)
+    }
+}

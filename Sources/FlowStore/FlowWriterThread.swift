@@ -292,7 +292,7 @@ final class FlowWriterThread: QueueWriter {
 
     /// Tells `historyFirst` where the writer stands, `failure` being the last attempt's.
     private func tellStanding(failure: FlowStoreError?) {
-        historyFirst?.set(HistoryFirst.standing(flowsWaiting: unwritten.count, failure: failure, fullDisk: fullDisk.active))
+        historyFirst?.set(HistoryFirst.standing(flowsWaiting: unwritten.count, failure: failure))
     }
 
     /// What waited from earlier attempts and is written now (a trial's status said 52 of 157

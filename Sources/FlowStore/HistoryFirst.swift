@@ -1,10 +1,11 @@
 import Synchronization
 import TVHome
 
-/// Which writer gets the room on the data folder's disk once it has been full (pure): the flow
-/// history first. The flow writer says where it stands after each attempt (`standing`); the
-/// content writer and the decrypted capture's writer ask before they write (`permission`) and,
-/// when held, take no room and count what they did not save, as they count a failed write.
+/// Which writer gets the room on the data folder's disk (pure): the flow history first. The
+/// flow writer says where it stands after each attempt (`standing`); the content writer and the
+/// decrypted capture's writer ask before each batch (`permission`): they never take the last
+/// `reserveBytes`, and take none while flows wait for room; when held, they take no room and
+/// count what they did not save, as they count a failed write.
 ///
 /// Why (trial 43, `tv run` with content keeping and the decrypted capture on, the data folder on
 /// a 40 MB tmpfs): the disk full, 4,238 flows waited in memory; 34 MB freed, the flow writer
@@ -16,48 +17,46 @@ import TVHome
 public enum HistoryFirst {
     /// Where the flow writer stands, as the other writers read it (`HistoryFirstSignal`).
     public enum Standing: UInt8, Sendable, Equatable {
-        /// Nothing to make room for: the others write as usual.
+        /// No flow waits: the others write while they leave `reserveBytes` free.
         case clear = 0
         /// Flows wait in memory after a write failed for a full disk: the others take no room
         /// until they are written.
         case flowsWaiting = 1
-        /// Every flow is written, but the disk was full and is still short of room
-        /// (`FullDiskWrites.active`): the others leave `reserveBytes` free for the flows to come.
-        case shortOfRoom = 2
     }
 
     /// Where the flow writer stands after an attempt.
     /// - Parameters:
     ///   - flowsWaiting: flows kept in memory for the next attempt.
     ///   - failure: how the attempt failed (nil: it committed).
-    ///   - fullDisk: the writer still writes as after a full disk (`FullDiskWrites.active`: since
-    ///     a write failed for it, no commit has found `FullDiskWrites.roomToLeave` free).
-    public static func standing(flowsWaiting: Int, failure: FlowStoreError?, fullDisk: Bool) -> Standing {
+    public static func standing(flowsWaiting: Int, failure: FlowStoreError?) -> Standing {
         if flowsWaiting > 0, case .diskFull = failure { return .flowsWaiting }
-        return fullDisk ? .shortOfRoom : .clear
+        return .clear
     }
 
-    /// Bytes the other writers leave free on the disk while it is short of room (16 MiB): room
-    /// for as many flows as the flow writer keeps in memory (`FlowWriter.defaultRetryLimit`,
-    /// 16,384) at ~1 KiB each (trial 43's history: 4.1 MiB for 4,741 flows with their request
-    /// rows), so a disk that fills again holds the backlog.
+    /// Bytes the other writers leave free on the disk (16 MiB), from the session's first write,
+    /// not only once it has been full: room for as many flows as the flow writer keeps in memory
+    /// (`FlowWriter.defaultRetryLimit`, 16,384) at ~1 KiB each (trial 43's history: 4.1 MiB for
+    /// 4,741 flows with their request rows). Held back only after a flow write had failed, the
+    /// first fill of a disk went to content and the first flow row after it was lost (trial 44).
     public static let reserveBytes: Int64 = 16 * 1_048_576
 
     /// Why a writer takes no room now.
     public enum Hold: Sendable, Equatable {
         /// Flows wait in memory for room (`Standing.flowsWaiting`).
         case flowsWaiting
-        /// The disk has `freeBytes` free, less than `reserveBytes` (`Standing.shortOfRoom`).
+        /// The disk has `freeBytes` free, and what the writer would write would leave less than
+        /// `reserveBytes`.
         case reserve(freeBytes: Int64)
 
         /// Why `what` ("decrypted content", "the decrypted capture") is not saved, and what to
-        /// do: one sentence, for the writer's last error.
-        public func sentence(_ what: String) -> String {
+        /// do (`wayOn`, `DataFolderFull.wayOn(_:)` of what the data folder holds): one sentence,
+        /// for the writer's last error.
+        public func sentence(_ what: String, wayOn: String = DataFolderFull.wayOn) -> String {
             switch self {
             case .flowsWaiting:
-                return "The disk holding the data folder is full and flows wait in memory to be saved: the flow history comes first, so \(what) takes no room until they are written; \(DataFolderFull.wayOn)."
+                return "The disk holding the data folder is full and flows wait in memory to be saved: the flow history comes first, so \(what) takes no room until they are written; \(wayOn)."
             case let .reserve(free):
-                return "The disk holding the data folder was full and has \(ByteWords.binary(free)) free, within the \(ByteWords.binary(HistoryFirst.reserveBytes)) kept for the flow history: \(what) takes none of it; \(DataFolderFull.wayOn)."
+                return "The disk holding the data folder has \(ByteWords.binary(free)) free, within the \(ByteWords.binary(HistoryFirst.reserveBytes)) kept for the flow history: \(what) takes none of it; \(wayOn)."
             }
         }
     }
@@ -70,15 +69,23 @@ public enum HistoryFirst {
         case hold(Hold)
     }
 
+    /// Room past the reserve a held writer waits for before it writes again (1 MiB): without
+    /// it, a small batch that fits between two that do not said "resumed" and "not saved" over
+    /// and over (a test's 12 downloads said it three times).
+    public static let resumeBytes: Int64 = 1_048_576
+
     /// What a writer may do while the flow writer stands at `standing`.
-    /// - Parameter freeBytes: the room free on the writer's disk; asked only when short of room
-    ///   (nil when it cannot be told: the writer writes).
-    public static func permission(_ standing: Standing, freeBytes: () -> Int64?) -> Permission {
+    /// - Parameters:
+    ///   - bytes: what the writer is about to write (a batch's bytes).
+    ///   - held: the writer is held now: it writes again only with `resumeBytes` more room.
+    ///   - freeBytes: the room free on the writer's disk; asked once per call unless flows wait
+    ///     (nil when it cannot be told: the writer writes).
+    public static func permission(_ standing: Standing, bytes: Int64, held: Bool = false, freeBytes: () -> Int64?) -> Permission {
         switch standing {
-        case .clear: return .write
         case .flowsWaiting: return .hold(.flowsWaiting)
-        case .shortOfRoom:
-            guard let free = freeBytes(), free < reserveBytes else { return .write }
+        case .clear:
+            let needed = reserveBytes + (held ? resumeBytes : 0)
+            guard let free = freeBytes(), free - max(bytes, 0) < needed else { return .write }
             return .hold(.reserve(freeBytes: free))
         }
     }
@@ -102,9 +109,10 @@ public final class HistoryFirstSignal: Sendable {
         value.store(standing.rawValue, ordering: .releasing)
     }
 
-    /// What a writer whose files are in `folder` may do now (`HistoryFirst.permission`, the
-    /// free room asked of `folder`'s disk with statvfs(3) only while short of room).
-    public func permission(writingIn folder: String) -> HistoryFirst.Permission {
-        HistoryFirst.permission(standing) { DiskSpace.freeBytes(at: folder) }
+    /// What a writer whose files are in `folder` may do now, about to write `bytes`
+    /// (`HistoryFirst.permission`; the free room asked of `folder`'s disk with one statvfs(3),
+    /// so a writer asks once per batch, never per chunk).
+    public func permission(writingIn folder: String, bytes: Int64, held: Bool = false) -> HistoryFirst.Permission {
+        HistoryFirst.permission(standing, bytes: bytes, held: held) { DiskSpace.freeBytes(at: folder) }
     }
 }

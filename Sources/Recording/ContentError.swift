@@ -43,3 +43,11 @@ public enum ContentError: UserFacingError, Equatable {
         }
     }
 }
+
+extension ContentError: DataFolderFullSaying {
+    /// `.diskFull`'s sentence with `wayOn` (`DataFolderFull.wayOn(_:)`); nil for the rest.
+    public func fullDiskMessage(wayOn: String) -> String? {
+        guard case let .diskFull(path) = self else { return nil }
+        return DataFolderFull.sentence(cannotGrow: path, wayOn: wayOn)
+    }
+}

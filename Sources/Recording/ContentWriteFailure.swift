@@ -34,3 +34,16 @@ public enum ContentWriteFailure: UserFacingError, Equatable {
         }
     }
 }
+
+extension ContentWriteFailure: DataFolderFullSaying {
+    /// The full disk's sentence (a segment's or the index's, or the hold for the history) with
+    /// `wayOn` (`DataFolderFull.wayOn(_:)`); nil for the rest.
+    public func fullDiskMessage(wayOn: String) -> String? {
+        switch self {
+        case let .segment(error): return error.fullDiskMessage(wayOn: wayOn)
+        case let .index(error): return error.fullDiskMessage(wayOn: wayOn)
+        case let .heldForHistory(hold): return hold.sentence("decrypted content", wayOn: wayOn)
+        case .unexpected: return nil
+        }
+    }
+}

@@ -47,9 +47,13 @@ extension ContentWriterThread {
     ///     `firstPiece` chains index.
     func store(_ turns: [OpenTurns.Finished], from batch: ContentBatch?, pieces: [OpenTurns.Piece]) {
         guard !turns.isEmpty else { return }
-        // The flow history first (`HistoryFirst`): while flows wait for room, or the disk is
-        // short of it since it was full, the turns take none and are counted as not saved.
-        if let signal = configuration.historyFirst, case let .hold(hold) = signal.permission(writingIn: directory.path) {
+        // The flow history first (`HistoryFirst`): while flows wait for room, or when the turns
+        // would leave less than its reserve free, they take none and are counted as not saved
+        // (one statvfs per batch).
+        if let signal = configuration.historyFirst,
+           case let .hold(hold) = signal.permission(writingIn: directory.path,
+                                                    bytes: turns.reduce(Int64(0)) { $0 + ($1.deleted ? 0 : Int64($1.turn.keptBytes)) },
+                                                    held: health.failing) {
             let held = turns.reduce(0) { $0 + ($1.deleted ? 0 : 1) }
             guard held > 0 else { return }
             told(health.recordHeld(), lost: held, failure: .heldForHistory(hold))

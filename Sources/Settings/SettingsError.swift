@@ -27,7 +27,19 @@ public enum SettingsError: UserFacingError, Equatable {
         case let .saveFailed(path, key, reason):
             return "Could not save \(key) to \(path) (\(reason)); nothing changed — the old value is still in force. Check the folder and try again."
         case let .diskFull(path, key):
-            return "Could not save \(key) to \(path): the disk holding the data folder is full, so nothing changed and the old value is still in force; \(DataFolderFull.wayOn) and try again."
+            return SettingsError.diskFullSentence(path: path, key: key, wayOn: DataFolderFull.wayOn)
         }
+    }
+}
+
+extension SettingsError: DataFolderFullSaying {
+    /// `.diskFull`'s sentence with `wayOn` (`DataFolderFull.wayOn(_:)`); nil for the rest.
+    public func fullDiskMessage(wayOn: String) -> String? {
+        guard case let .diskFull(path, key) = self else { return nil }
+        return SettingsError.diskFullSentence(path: path, key: key, wayOn: wayOn)
+    }
+
+    static func diskFullSentence(path: String, key: String, wayOn: String) -> String {
+        "Could not save \(key) to \(path): the disk holding the data folder is full, so nothing changed and the old value is still in force; \(wayOn) and try again."
     }
 }

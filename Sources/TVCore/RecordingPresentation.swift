@@ -8,10 +8,13 @@ import Tunnel
 /// what was not).
 public enum RecordingPresentation {
     /// The line a session says when flow writes start failing or resume.
-    public static func flowNotice(_ change: WriteHealth.Change, _ counters: FlowWriterCounters) -> String {
+    /// - Parameter wayOn: the full disk's way on for what the data folder holds
+    ///   (`DataFolderHoldings.wayOn`), said in place of the generic one (nil: not read).
+    public static func flowNotice(_ change: WriteHealth.Change, _ counters: FlowWriterCounters, wayOn: String? = nil) -> String {
         switch change {
         case .startedFailing:
-            let cause = counters.lastError?.message ?? "A write to the flow database failed."
+            let cause = counters.lastError.map { error in wayOn.flatMap { error.fullDiskMessage(wayOn: $0) } ?? error.message }
+                ?? "A write to the flow database failed."
             return "Flows are not being saved: \(cause) Connections are still forwarded; tv keeps the unsaved flows in memory (up to \(Units.grouped(Int64(FlowWriter.defaultRetryLimit)))), retries every second and says when recording resumes."
         case .resumed:
             let lost = counters.flowsNotSaved + counters.flowUpdatesNotSaved
@@ -28,10 +31,12 @@ public enum RecordingPresentation {
     }
 
     /// The line a session says when storing decrypted content starts failing or resumes.
-    public static func contentNotice(_ change: WriteHealth.Change, _ counters: ContentCounters) -> String {
+    /// - Parameter wayOn: as `flowNotice`'s.
+    public static func contentNotice(_ change: WriteHealth.Change, _ counters: ContentCounters, wayOn: String? = nil) -> String {
         switch change {
         case .startedFailing:
-            let cause = counters.lastError?.message ?? "A write of decrypted content failed."
+            let cause = counters.lastError.map { error in wayOn.flatMap { error.fullDiskMessage(wayOn: $0) } ?? error.message }
+                ?? "A write of decrypted content failed."
             return "Decrypted content is not being saved: \(cause) Connections are still forwarded; tv tries again with the next turns and says when recording resumes."
         case .resumed:
             return "Recording resumed: decrypted content is saved again (\(turns(counters.turnsLost)) could not be saved)."
@@ -42,12 +47,15 @@ public enum RecordingPresentation {
     /// before, a full disk stopped it for good with nothing said (a trial's file stayed at 9.1 MB
     /// after 21 MB were freed, while `tv captures` said Recording and `tv stop` that everything
     /// was saved).
-    /// - Parameter retryCapSeconds: the longest wait between tries (`DecryptedCaptureConfiguration`).
+    /// - Parameters:
+    ///   - retryCapSeconds: the longest wait between tries (`DecryptedCaptureConfiguration`).
+    ///   - wayOn: as `flowNotice`'s.
     public static func decryptedCaptureNotice(_ change: WriteHealth.Change, _ counters: DecryptedCaptureCounters,
-                                              retryCapSeconds: Int = 8) -> String {
+                                              retryCapSeconds: Int = 8, wayOn: String? = nil) -> String {
         switch change {
         case .startedFailing:
-            let cause = counters.lastFailure?.message ?? "A write of the decrypted capture failed."
+            let cause = counters.lastFailure.map { error in wayOn.flatMap { error.fullDiskMessage(wayOn: $0) } ?? error.message }
+                ?? "A write of the decrypted capture failed."
             return "The decrypted capture is not being saved: \(cause) Connections are still forwarded; the file being written was closed at its last whole packet, and tv tries a new file with the next packets (at most every \(retryCapSeconds) s) and says when recording resumes."
         case .resumed:
             let file = counters.recording.map { " in \($0)" } ?? ""

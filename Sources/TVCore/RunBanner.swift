@@ -35,6 +35,10 @@ public struct RunBanner: Sendable, Equatable {
     /// What `--upstream-insecure` means, for the banner and `tv status`.
     public static let serversNotVerified = "certificates NOT verified (--upstream-insecure): an impostor on the way to a server is shown to clients as that server"
 
+    /// The data folder's disk full or short of the history's reserve at start, in words
+    /// (`DiskRoomAtStart.line`); nil when it has room.
+    public var disk: String?
+
     /// The connection cap, in words, when the file-descriptor limit made it small
     /// (`connectionCapLine`); nil otherwise.
     public var connectionCap: String?
@@ -98,6 +102,7 @@ public struct RunBanner: Sendable, Equatable {
         if let fp = caFingerprint { out.append("  CA          SHA-256 \(fp)") }
         out.append("  inspection  \(inspecting ? "on" : "off") — \(Self.afterDash(inspectionNote))")
         out.append("  history     \(dataFolder) (`tv flows` lists what it saw)")
+        if let disk { out.append("  disk        " + disk) }
         if let sharedStore { out.append("  shared      \(sharedStore)") }
         if let contentKeptFor {
             out.append("  content     kept: what inspected connections say is written to the data folder for \(contentKeptFor) (`tv turns ID`)")

@@ -232,6 +232,15 @@ public final class Session: Sendable {
         if options.forceContentKeep && !wiring.inspecting {
             banner.contentNotKept = "--keep-content keeps what inspected connections say, and this session inspects nothing; add --inspect, or turn inspection on with `tv inspect on`"
         }
+        // A full disk (or one short of the history's reserve) is said at the banner, with what
+        // cannot be saved and what frees room; the session runs on whatever it holds.
+        var recorded: [DiskRoomAtStart.Recorded] = []
+        if wiring.contentPolicy.keep, DiskSpace.sameDisk(home.contentDirectory, home.path) { recorded.append(.content) }
+        let capturesHere = DiskSpace.sameDisk(home.captureDirectory, home.path)
+        if wiring.decryptedCapture != nil, capturesHere { recorded.append(.decryptedCapture) }
+        if options.mode == .tun, capturesHere { recorded.append(.packets) }
+        banner.disk = DiskRoomAtStart(freeBytes: DiskSpace.freeBytes(at: home.path), flowsFailing: wiring.writer.counters.failing,
+                                      recorded: recorded, holdings: DataFolderHoldings.read(home: home)).line
         self.banner = banner
         // An audit session started before any session ran learns what this one runs with.
         AuditRecording.adoptLive(home: home, values: statusValues(), now: Int64(Date().timeIntervalSince1970 * 1_000_000))

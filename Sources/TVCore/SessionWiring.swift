@@ -153,7 +153,9 @@ final class SessionWiring: Sendable {
         // A full disk is said at once (one line), and again when recording resumes; flows
         // starting to be given up while it lasts, once.
         writer = try store.makeWriter(mirror: shared?.writer,
-                                      onHealthChange: { change, counters in say(RecordingPresentation.flowNotice(change, counters)) },
+                                      onHealthChange: { change, counters in
+                                          say(RecordingPresentation.flowNotice(change, counters, wayOn: SessionWiring.wayOn(change, home)))
+                                      },
                                       onGivingUp: { counters in say(RecordingPresentation.flowsGivenUpNotice(counters)) })
         // Its ids go on past the shared store's for this instance, before any flow is made; also
         // in a session without the store, past what the store was last known to hold
@@ -187,7 +189,7 @@ final class SessionWiring: Sendable {
         let historyFirst = writer.historyFirst
         contentConfiguration.historyFirst = DiskSpace.sameDisk(home.contentDirectory, home.databasePath) ? historyFirst : nil
         contentWriter = try ContentWriter(contentConfiguration) { change, counters in
-            say(RecordingPresentation.contentNotice(change, counters))
+            say(RecordingPresentation.contentNotice(change, counters, wayOn: SessionWiring.wayOn(change, home)))
         }
         content = ContentRecorder(writer: contentWriter, policy: policy)
         contentPolicy = policy
@@ -223,7 +225,7 @@ final class SessionWiring: Sendable {
         // A full disk is said at once (one line), and again when recording resumes, as for flows and content.
         let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting,
                                                        historyFirst: DiskSpace.sameDisk(home.captureDirectory, home.databasePath) ? historyFirst : nil) { change, counters in
-            say(RecordingPresentation.decryptedCaptureNotice(change, counters))
+            say(RecordingPresentation.decryptedCaptureNotice(change, counters, wayOn: SessionWiring.wayOn(change, home)))
         }
         decryptedCapture = decrypted
         // Attached whether or not inspecting now (inspection may be turned on while it runs);
@@ -254,6 +256,12 @@ final class SessionWiring: Sendable {
 
     /// How long a stop waits for the shared store's last writes (seconds).
     static let sharedStopWait = 15.0
+
+    /// The full disk's way on for `home` as it holds now (`DataFolderHoldings`), read when a
+    /// writer starts failing (its line names the command that frees room there); nil otherwise.
+    static func wayOn(_ change: WriteHealth.Change, _ home: TVHome) -> String? {
+        change == .startedFailing ? DataFolderHoldings.wayOn(home: home) : nil
+    }
 
     /// Stops recording and flushes everything to disk (content, pinned hosts, flows).
     /// - Returns: what was not saved (exact counts; empty when everything was).

@@ -75,3 +75,15 @@ public enum DecryptedCaptureFailure: UserFacingError, Equatable {
         }
     }
 }
+
+extension DecryptedCaptureFailure: DataFolderFullSaying {
+    /// The full disk's sentence (a failed write's, or the hold for the history) with `wayOn`
+    /// (`DataFolderFull.wayOn(_:)`); nil for the rest.
+    public func fullDiskMessage(wayOn: String) -> String? {
+        switch self {
+        case let .diskFull(path): return DataFolderFull.sentence(cannotGrow: path, wayOn: wayOn)
+        case let .heldForHistory(hold): return hold.sentence("the decrypted capture", wayOn: wayOn)
+        case .cannotWrite: return nil
+        }
+    }
+}

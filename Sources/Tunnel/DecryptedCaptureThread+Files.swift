@@ -16,7 +16,7 @@ extension DecryptedCaptureThread {
         // with no packet coming (an idle download's connection): recording resumes, and is said,
         // as soon as there is room.
         if file == nil, figures.failing, !streams.isEmpty, let retryAtNanos, DispatchTime.now().uptimeNanoseconds >= retryAtNanos {
-            askHistoryFirst()
+            askHistoryFirst(bytes: 0)
             openFile(at: EngineClock.wallMicros())
             publish()
         }
@@ -210,13 +210,13 @@ extension DecryptedCaptureThread {
         }
     }
 
-    /// Asks whether the capture may take room now (`HistoryFirst`): when it may not, the file
-    /// being written is closed whole (what comes is counted as not saved, as after a failed
-    /// write) and that is said when writes were working; `heldFor` keeps the reason, so no file
-    /// opens until a later ask finds the history written.
-    func askHistoryFirst() {
+    /// Asks whether the capture may take room now, about to write `bytes` (`HistoryFirst`): when
+    /// it may not, the file being written is closed whole (what comes is counted as not saved,
+    /// as after a failed write) and that is said when writes were working; `heldFor` keeps the
+    /// reason, so no file opens until a later ask finds room.
+    func askHistoryFirst(bytes: Int64) {
         guard let signal = configuration.historyFirst else { return }
-        guard case let .hold(hold) = signal.permission(writingIn: configuration.folder) else {
+        guard case let .hold(hold) = signal.permission(writingIn: configuration.folder, bytes: bytes, held: heldFor != nil) else {
             heldFor = nil
             return
         }

@@ -167,7 +167,7 @@ final class DecryptedCaptureThread: QueueWriter {
 
     func write(_ batch: DecryptedCaptureBatch) -> Int {
         guard let base = batch.storeBase else { return 0 }
-        askHistoryFirst()
+        askHistoryFirst(bytes: Int64(batch.blockBytes))
         var pending = PendingRuns()
         var notWritten = 0
         for item in batch.items {

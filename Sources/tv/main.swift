@@ -17,6 +17,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // `tv exec`'s guard of its namespace (`ExecNamespaceGuard`): no command line of the user's.
 if arguments.first == ExecNamespaceGuard.command { ExecNamespaceGuard.run(Array(arguments.dropFirst())) }
 
+// The data folder of the command run, for a full disk's way on (`DataFolderHoldings`).
+var dataFolder: TVHome?
+
 do {
     switch try parser.parse(arguments) {
     case .help(_, let text), .version(let text):
@@ -33,6 +36,7 @@ do {
             exit(2)
         }
         let invocation = Invocation(command: parsed, environment: ProcessInfo.processInfo.environment, console: console)
+        dataFolder = try? TVHome.resolve(dataDir: parsed.value("data-dir"), environment: invocation.environment)
         let code = try handler(invocation)
         // A result that did not all reach standard output (a full disk behind `>`) is not a
         // success, whatever the command concluded from what it wrote.
@@ -46,8 +50,13 @@ do {
     console.note("tv: " + error.message)
     exit(error.exitCode)
 } catch let error as UserFacingError {
-    // "tv: " names the speaker; a message that already starts with "tv " does not repeat it.
-    console.note(error.message.hasPrefix("tv ") ? error.message : "tv: " + error.message)
+    // A full disk's way on follows what the data folder holds (it named `tv content delete`
+    // where there was no content: trial 44); "tv: " names the speaker; a message that already
+    // starts with "tv " does not repeat it.
+    let message = (error as? DataFolderFullSaying).flatMap { full in
+        dataFolder.flatMap { full.fullDiskMessage(wayOn: DataFolderHoldings.wayOn(home: $0)) }
+    } ?? error.message
+    console.note(message.hasPrefix("tv ") ? message : "tv: " + message)
     exit(error.exitCode)
 } catch {
     console.note("tv: unexpected error: \(error); please report it with the command you ran.")

@@ -2,6 +2,7 @@ import FlowStore
 import FlowTerms
 import Foundation
 import Recording
+import TVHome
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -129,7 +130,8 @@ import Glibc
             #expect(full.status != 0, "the disk is not full: \(full)")
 
             let set = try s.tv("settings", "set", "history.maxAge", "1d", "--yes")
-            #expect(set.status == 1 && set.err == "tv: Could not save history.maxAge to \(s.dataDir)/settings.json: the disk holding the data folder is full, so nothing changed and the old value is still in force; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.\n", "\(set)")
+            // The way on names what is there: the 1 MiB decrypted capture (trial 44: named whatever was there).
+            #expect(set.status == 1 && set.err == "tv: Could not save history.maxAge to \(s.dataDir)/settings.json: the disk holding the data folder is full, so nothing changed and the old value is still in force; free some space on it (`tv content delete` deletes the 1.0 MiB of kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.\n", "\(set)")
             let apply = try s.tv("storage", "apply")
             #expect(apply.status == 0, "\(apply)")
             #expect(apply.out == "Deleted 2 connections, 1 decrypted capture (1.0 MiB).\n", "\(apply)")
@@ -143,8 +145,28 @@ import Glibc
             try database.execute("UPDATE flows SET start_time = start_time - \(40 * StorageCLITests.day)")
             database.close()
             _ = try s.tool("dd", ["if=/dev/zero", "of=\(s.dataDir)/filler2", "bs=4096"])
+            // Rows to delete and no room: a failure, whose way on names no content (there is none)
+            // but the history's bytes (trial 44: it named `tv content delete`).
+            func historyBytes() -> Int64 {
+                ["", "-wal"].reduce(Int64(0)) { sum, suffix in
+                    var st = stat()
+                    return sum + (stat(s.dataDir + "/tunnelvision.sqlite3" + suffix, &st) == 0 ? Int64(st.st_size) : 0)
+                }
+            }
             let refused = try s.tv("storage", "apply")
-            #expect(refused.status == 1 && refused.err == "tv: The disk holding the data folder is full (\(s.dataDir)/tunnelvision.sqlite3 cannot grow); free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room) and try again.\n", "\(refused)")
+            let historyOnly = "free some space on it outside the data folder: no decrypted content or capture is kept to delete, and the history's \(ByteWords.binary(historyBytes())) shrinks only by deleting rows, which needs a little room first (`tv storage` shows what takes the room)"
+            #expect(refused.status == 1 && refused.err == "tv: The disk holding the data folder is full (\(s.dataDir)/tunnelvision.sqlite3 cannot grow); \(historyOnly) and try again.\n", "\(refused)")
+
+            // Nothing over the limits on the full disk: nothing to delete under them, said as
+            // such, and no failure (it exited 1 with the disk-full error: trial 44).
+            _ = try s.tool("rm", ["-f", "\(s.dataDir)/filler2"])
+            let recent = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try recent.execute("UPDATE flows SET start_time = start_time + \(40 * StorageCLITests.day)")
+            recent.close()
+            _ = try s.tool("dd", ["if=/dev/zero", "of=\(s.dataDir)/filler2", "bs=4096"])
+            let nothing = try s.tv("storage", "apply")
+            #expect(nothing.status == 0 && nothing.err.isEmpty, "\(nothing)")
+            #expect(nothing.out == "Nothing was deleted: the disk holding the data folder is full, and nothing in it is over the limits (history.maxAge, captures.maxBytes, captures.maxAge, content.expiry) to delete under them; free some space on it outside the data folder: no decrypted content or capture is kept to delete, and the history's \(ByteWords.binary(historyBytes())) shrinks only by deleting rows, which needs a little room first (`tv storage` shows what takes the room).\n", "\(nothing)")
         }
     }
 

@@ -88,7 +88,7 @@ struct HistoryFirstRunTests {
         // The flows written, one more download: content and the capture leave the disk, still
         // short of room, to the history (`HistoryFirst.reserveBytes`), and say why. (Held while
         // the flows waited, they said that instead.)
-        let reserve = "The disk holding the data folder was full and has "
+        let reserve = "The disk holding the data folder has "
         try get(world, tv, "/1m.bin")
         status = try box.waitForStatus { status in
             status.int("accepted") == 28 && status.int("openConnections") == 0
@@ -121,4 +121,48 @@ struct HistoryFirstRunTests {
                 && stop.out.range(of: #"\d+ flows? without their last update"#, options: .regularExpression) == nil
                 && stop.out.contains(" turns of decrypted content never written"), "\(stop.out)")
     }
+
+    @Test("the first fill (trial 44): with 18 MiB free, 12 downloads with content kept and the decrypted capture on: they stop at the history's 16 MiB reserve, held and said once; every flow row is written and no flow write fails; the stop loses no flow")
+    func contentYieldsBeforeTheFirstFill() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let disk = try DiskFullRunTests.SmallDisk(at: box.dataDir, megabytes: 40)
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        try box.createCA()
+        #expect(try box.tv("settings", "set", "capture.decrypted", "on").status == 0)
+        try Data((0..<1_048_576).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: world.www + "/1m.bin"))
+        let tv = try world.run("--inspect", "--keep-content")
+        try get(world, tv, "/index.html")
+        _ = try box.closedFlows(1)
+        // 2 MiB past the reserve: 12 MiB of plaintext to capture would fill it (before, the capture
+        // took the disk and the flows that followed failed; nothing had failed yet to hold it).
+        leave(18 << 20, on: disk)
+        for _ in 0..<12 { try get(world, tv, "/1m.bin") }
+        let reserve = "The disk holding the data folder has "
+        let status = try box.waitForStatus { status in
+            status.int("accepted") == 13 && status.int("openConnections") == 0
+                && status.object("decryptedCapture")?.string("failing") == "on"
+                && status.object("decryptedCapture")?.string("lastError")?.hasPrefix(reserve) == true
+        }
+        #expect(try box.closedFlows(13).count == 13)
+        #expect(status.object("recording")?.int("flowWritesFailed") == 0, "\(status)")
+        #expect(status.object("recording")?.string("flowsFailing") == "off", "\(status)")
+        #expect(status.object("decryptedCapture")?.string("lastError")?.contains(" free, within the 16.0 MiB kept for the flow history: the decrypted capture takes none of it; free some space on it (`tv content delete` deletes the ") == true, "\(status)")
+        #expect((status.object("decryptedCapture")?.int("packetsNotSaved") ?? 0) > 0, "\(status)")
+        // The reserve is the history's: content and the capture left 16 MiB, of which the flows
+        // took what they needed (13 flows: some KiB).
+        #expect(freeBytes(disk.path) >= HistoryFirstRunTests.reserve - (1 << 20), "\(freeBytes(disk.path)) free")
+        // Said once, as the hold it is (not a failed write).
+        #expect(tv.log().components(separatedBy: "tv: The decrypted capture is not being saved: The disk holding the data folder has ").count == 2, "\(tv.log())")
+        #expect(!tv.log().contains("tv: Flows are not being saved"), "\(tv.log())")
+        let stop = try tv.stop()
+        #expect(stop.status == 0 && stop.out.range(of: #"\d+ flows? never written"#, options: .regularExpression) == nil, "\(stop.out)")
+        #expect(stop.out.contains(" of the decrypted capture never written"), "\(stop.out)")
+    }
+
+    /// `HistoryFirst.reserveBytes`.
+    static let reserve: Int64 = 16 << 20
 }

@@ -85,7 +85,7 @@ import Tunnel
         decrypted.failing = true
         decrypted.lastFailure = .heldForHistory(.flowsWaiting)
         let losses = RecordingLosses(flows: flowCounters(failedWrites: 5), content: content, decrypted: decrypted)
-        let held = "The disk holding the data folder was full and has 1.0 MiB free, within the 16.0 MiB kept for the flow history: decrypted content takes none of it; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room)."
+        let held = "The disk holding the data folder has 1.0 MiB free, within the 16.0 MiB kept for the flow history: decrypted content takes none of it; free some space on it (`tv content delete` deletes the kept decrypted content and decrypted captures, which needs no room; `tv storage` shows what takes the room)."
         #expect(losses.lastContentError == held)
         #expect(RecordingPresentation.statusLines(losses).contains("  last error      " + held))
         #expect(RecordingPresentation.stopped(losses, folder: "/d")

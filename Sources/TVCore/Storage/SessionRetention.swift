@@ -159,7 +159,9 @@ public final class SessionRetention: @unchecked Sendable {
                 return lines
             }
         } catch let error as UserFacingError {
-            lines = ["Retention did not run: " + error.message]
+            // A full disk's way on follows what the folder holds (`DataFolderHoldings`).
+            let message = (error as? DataFolderFullSaying)?.fullDiskMessage(wayOn: DataFolderHoldings.wayOn(home: home)) ?? error.message
+            lines = ["Retention did not run: " + message]
             failed = true
         } catch {
             lines = ["Retention did not run: \(error)"]

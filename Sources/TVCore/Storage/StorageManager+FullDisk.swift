@@ -39,6 +39,37 @@ extension StorageManager {
         }
     }
 
+    /// `tv storage apply`: the limits applied, on a full disk too (`opening`, `applyLimits`). A
+    /// pass that still fails for a full disk when nothing is over the limits is no failure:
+    /// there was nothing to delete under them (it exited 1 with the disk-full error: trial 44),
+    /// and the outcome carries what the data folder holds for the way on.
+    /// - Throws: what `opening` and `applyLimits` throw; `FlowStoreError.diskFull` when
+    ///   something over the limits could not be deleted for it.
+    public static func applyingLimits(home: TVHome, limits: StorageLimits, now: Int64) throws -> StorageApplyOutcome {
+        do {
+            let manager = try opening(home: home, limits: limits, now: now)
+            defer { manager.close() }
+            return .applied(try manager.applyLimits(limits, recording: nil, now: now))
+        } catch FlowStoreError.diskFull(let path) {
+            let reader = try StorageManager(readingHome: home)
+            defer { reader.close() }
+            guard try !reader.deletesAnything(under: limits, now: now) else { throw FlowStoreError.diskFull(path: path) }
+            return .nothingOverLimitsOnFullDisk(DataFolderHoldings.read(home: home))
+        }
+    }
+
+    /// Whether a pass under `limits` now would delete anything: flows past history.maxAge,
+    /// capture files, content segments or turns past content.expiry, decrypted captures.
+    func deletesAnything(under limits: StorageLimits, now: Int64) throws -> Bool {
+        let evidence = try auditEvidence()
+        let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: nil, evidence: evidence)
+        let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: evidence, now: now)
+        if plan.deleteFlowsStartedBefore != nil || !plan.captureDrops.isEmpty || !plan.content.drops.isEmpty { return true }
+        if try content.turnsExpiring(now: now, expiry: limits.contentExpiry, evidence: evidence) > 0 { return true }
+        return !decryptedDoomed(decryptedCaptures.onDisk(), limits: limits, evidence: evidence,
+                                packetCaptureBytes: plan.capturesBytesAfter, now: now).isEmpty
+    }
+
     /// `apply(plan…)`; failed for a full disk, the files that need no row change are deleted
     /// first and the pass runs again (its counts carried over).
     /// - Throws: what `apply` throws; `FlowStoreError.diskFull` again when deleting those files

@@ -65,6 +65,17 @@ public enum StoragePresentation {
         ])
     }
 
+    /// `tv storage apply`'s lines: the pass's report, or, on a full disk with nothing over the
+    /// limits, one sentence: nothing to delete under them, and what frees room instead.
+    public static func applied(_ outcome: StorageApplyOutcome) -> [String] {
+        switch outcome {
+        case let .applied(report):
+            return self.report(report, automatic: false)
+        case let .nothingOverLimitsOnFullDisk(holdings):
+            return ["Nothing was deleted: the disk holding the data folder is full, and nothing in it is over the limits (history.maxAge, captures.maxBytes, captures.maxAge, content.expiry) to delete under them; \(DataFolderFull.wayOn(holdings))."]
+        }
+    }
+
     /// What a pass did. An automatic pass that deleted nothing says nothing (`automatic` true →
     /// empty); one the user asked for always answers.
     public static func report(_ r: StorageReport, automatic: Bool) -> [String] {

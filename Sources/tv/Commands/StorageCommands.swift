@@ -51,11 +51,8 @@ enum StorageCommands {
         let home = try inv.existingHome()
         let limits = try limits(inv)
         try FlowCommands.askSessionToFlush(inv)
-        let now = FlowCommands.nowMicros()
-        let manager = try StorageManager.opening(home: home, limits: limits, now: now)
-        defer { manager.close() }
-        let report = try manager.applyLimits(limits, recording: nil, now: now)
-        for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
+        let outcome = try StorageManager.applyingLimits(home: home, limits: limits, now: FlowCommands.nowMicros())
+        for line in StoragePresentation.applied(outcome) { inv.console.line(line) }
         return 0
     }
 
