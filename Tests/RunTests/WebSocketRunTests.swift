@@ -69,7 +69,7 @@ struct WebSocketRunTests {
         let box = world.sandbox
         // The system's python3 when its websockets has the sync API (11 or later), else the
         // test venv's (Debian 12 ships 10.4).
-        let python = try box.tool("python3", ["-c", "import websockets.sync.server"]).status == 0 ? "python3" : try PyPIVenv.require() + "/bin/python3"
+        let python = try box.tool("python3", ["-c", "import websockets.sync.server"]).status == 0 ? "python3" : try PyPIVenv.websockets.get()
         let server = try PythonServer(Self.server, arguments: [world.pki.serverCert, world.pki.serverKey, compressed ? "deflate" : "plain"],
                                       python: python)
         defer { server.stop() }
