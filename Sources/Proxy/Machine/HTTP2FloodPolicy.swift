@@ -1,3 +1,4 @@
+import TVHome
 /// Counts, per side of an inspected HTTP/2 connection, the frames that ask work of the other side
 /// and carry no request, response or body (the floods of the 2019 Netflix advisories,
 /// CVE-2019-9512 PING, -9515 SETTINGS, -9518 empty frames, and the 2023 rapid reset,
@@ -58,16 +59,8 @@ public struct HTTP2FloodPolicy: Equatable, Sendable {
             }
         }
 
-        /// `n` with a comma between each group of three digits ("10,001").
-        static func grouped(_ n: Int) -> String {
-            var digits = String(n)
-            var out = ""
-            while digits.count > 3 {
-                out = "," + digits.suffix(3) + out
-                digits.removeLast(3)
-            }
-            return digits + out
-        }
+        /// `n` with a comma between each group of three digits ("10,001"), as tv writes counts.
+        static func grouped(_ n: Int) -> String { ByteWords.grouped(Int64(n)) }
     }
 
     /// Counts by kind (`Kind` order), the client's and the server's.
